@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Fails when a file under src/<lib>/ includes a header of a library it may not use.
+
+The table is ARCHITECTURE.md's, with the transitive closure taken here. Test and fuzz files
+beside the code follow the same rule as the library they test.
+"""
+import os
+import re
+import sys
+
+ALLOWED = {
+    "base": [],
+    "gguf": ["tensor"],  # validates tensor types and block sizes
+    "tensor": ["base"],
+    "quant": ["tensor"],
+    "backend": ["quant"],
+    "backend/ref": ["backend"],
+    "backend/cpu": ["backend"],
+    "kv": ["backend"],
+    "model": ["backend/ref", "backend/cpu", "gguf", "kv"],
+    "tokenizer": ["gguf"],
+    "sample": ["tokenizer"],
+    "engine": ["model", "tokenizer", "sample", "kv"],
+    "chat": ["base"],
+    "store": ["gguf", "quant", "base"],
+    "runner": ["engine"],
+    "server": ["runner", "store", "chat"],
+    "cli": None,  # the top: anything
+}
+
+
+def closure(lib, seen=None):
+    seen = set() if seen is None else seen
+    for dep in ALLOWED[lib] or []:
+        if dep not in seen:
+            seen.add(dep)
+            closure(dep, seen)
+    return seen
+
+
+def lib_of(path):
+    for sub in ("backend/ref", "backend/cpu"):
+        if path.startswith(sub + "/"):
+            return sub
+    head = path.split("/", 1)[0]
+    return head if head in ALLOWED else None
+
+
+def main():
+    src = sys.argv[1]
+    include = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+    errors = []
+    for root, _, files in os.walk(src):
+        for name in files:
+            if not name.endswith((".h", ".cpp")):
+                continue
+            full = os.path.join(root, name)
+            lib = lib_of(os.path.relpath(full, src))
+            if lib is None or ALLOWED[lib] is None:
+                continue
+            ok = closure(lib) | {lib}
+            with open(full, encoding="utf-8") as f:
+                for n, line in enumerate(f, 1):
+                    m = include.match(line)
+                    if not m:
+                        continue
+                    target = lib_of(m.group(1))
+                    if target is not None and target not in ok:
+                        errors.append("%s:%d: %s may not include %s (%s)" % (full, n, lib, m.group(1), target))
+    for e in errors:
+        print(e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
