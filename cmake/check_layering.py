@@ -21,7 +21,8 @@ ALLOWED = {
     "tokenizer": ["gguf"],
     "sample": ["tokenizer"],
     "engine": ["model", "tokenizer", "sample", "kv"],
-    "chat": ["base"],
+    "chat/jinja": ["base"],
+    "chat": ["base", "chat/jinja"],
     "store": ["gguf", "quant", "base"],
     "runner": ["engine"],
     "server": ["runner", "store", "chat"],
@@ -39,7 +40,7 @@ def closure(lib, seen=None):
 
 
 def lib_of(path):
-    for sub in ("backend/ref", "backend/cpu"):
+    for sub in ("backend/ref", "backend/cpu", "chat/jinja"):
         if path.startswith(sub + "/"):
             return sub
     head = path.split("/", 1)[0]
