@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/mapped_file.h"
@@ -23,28 +24,34 @@ namespace paddock::gguf {
 
 inline constexpr uint32_t kMagic = 0x46554747;  // "GGUF" little-endian
 inline constexpr uint64_t kDefaultAlignment = 32;
+inline constexpr uint32_t kMaxDims = 4;
+// Arrays of arrays deeper than this are rejected: real files use at most 2 levels, and the
+// parser recurses once per level.
+inline constexpr uint32_t kMaxArrayDepth = 8;
 
+// clang-format off
 enum class ValueType : uint32_t {
   kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
   kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
 };
+// clang-format on
 std::string_view value_type_name(ValueType t);
 
 // One metadata value. Scalars keep their GGUF type; integers are readable through as_i64 /
 // as_u64 when they fit. Arrays hold their element type and items (arrays of arrays allowed).
 struct Value {
   ValueType type = ValueType::kU8;
-  uint64_t u = 0;            // unsigned ints and bool
-  int64_t i = 0;             // signed ints
-  double f = 0;              // f32/f64
-  std::string_view s;        // kString: points into the file's bytes
+  uint64_t u = 0;                        // unsigned ints and bool
+  int64_t i = 0;                         // signed ints
+  double f = 0;                          // f32/f64
+  std::string_view s;                    // kString: points into the file's bytes
   ValueType elem_type = ValueType::kU8;  // kArray
   std::vector<Value> items;              // kArray
 
   bool is_integer() const;
-  std::optional<int64_t> as_i64() const;    // any integer type that fits
-  std::optional<uint64_t> as_u64() const;   // any non-negative integer
-  std::optional<double> as_f64() const;     // any integer or float
+  std::optional<int64_t> as_i64() const;   // any integer type that fits
+  std::optional<uint64_t> as_u64() const;  // any non-negative integer
+  std::optional<double> as_f64() const;    // any integer or float
 };
 
 struct KeyValue {
@@ -56,7 +63,7 @@ struct TensorInfo {
   std::string_view name;
   std::vector<int64_t> ne;  // ne[0] innermost; 1-4 dims, each > 0
   DType type;
-  uint64_t offset;          // relative to the data section, aligned
+  uint64_t offset;  // relative to the data section, aligned
   uint64_t n_elements;
   uint64_t n_bytes;
 };
@@ -76,10 +83,10 @@ class File {
 
   const Value* find(std::string_view key) const;
   std::optional<std::string_view> get_string(std::string_view key) const;
-  std::optional<int64_t> get_int(std::string_view key) const;      // any integer type
-  std::optional<double> get_float(std::string_view key) const;     // any numeric type
+  std::optional<int64_t> get_int(std::string_view key) const;   // any integer type
+  std::optional<double> get_float(std::string_view key) const;  // any numeric type
   std::optional<bool> get_bool(std::string_view key) const;
-  const Value* get_array(std::string_view key) const;              // nullptr if absent / not array
+  const Value* get_array(std::string_view key) const;  // nullptr if absent / not array
 
   const TensorInfo* find_tensor(std::string_view name) const;
   std::span<const uint8_t> tensor_data(const TensorInfo& t) const;
@@ -96,6 +103,11 @@ class File {
   uint64_t data_offset_ = 0;
   std::vector<KeyValue> kv_;
   std::vector<TensorInfo> tensors_;
+  std::unordered_map<std::string_view, size_t> key_index_;     // key -> index in kv_
+  std::unordered_map<std::string_view, size_t> tensor_index_;  // name -> index in tensors_
 };
+
+// Whether `s` is well-formed UTF-8 (no overlongs, surrogates or code points above U+10FFFF).
+bool is_valid_utf8(std::string_view s);
 
 }  // namespace paddock::gguf
