@@ -2,7 +2,8 @@
 add_compile_options(-Wall -Wextra -Wpedantic -Wshadow -Wno-missing-field-initializers)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # GCC 12 reports false positives on std::variant/optional moves at -O2.
-  add_compile_options(-Wno-maybe-uninitialized -Wno-stringop-overflow -Wno-array-bounds)
+  # -Wrestrict: GCC 12 false positive on std::string concatenation (GCC bug 105329).
+  add_compile_options(-Wno-maybe-uninitialized -Wno-stringop-overflow -Wno-array-bounds -Wno-restrict)
 endif()
 if(PADDOCK_WERROR)
   add_compile_options(-Werror)
