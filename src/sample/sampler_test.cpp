@@ -31,7 +31,7 @@ TEST(Sampler, DefaultsAreOllamas) {
   EXPECT_FLOAT_EQ(p.min_p, 0.0f);
   EXPECT_FLOAT_EQ(p.typical_p, 1.0f);
   EXPECT_EQ(p.repeat_last_n, 64);
-  EXPECT_FLOAT_EQ(p.repeat_penalty, 1.1f);
+  EXPECT_FLOAT_EQ(p.repeat_penalty, 1.0f);
   EXPECT_EQ(p.seed, -1);
 }
 
