@@ -1,0 +1,40 @@
+#include "cli/model_template.h"
+
+#include <filesystem>
+
+#include "gguf/gguf.h"
+
+namespace paddock::cli {
+
+namespace {
+
+// Ollama's fallback when a model carries no template at all.
+constexpr const char* kDefaultGoTemplate = "{{ if .System }}{{ .System }}\n\n{{ end }}{{ .Prompt }}";
+
+std::string token_text(const gguf::File& f, const char* id_key) {
+  const gguf::Value* tokens = f.get_array("tokenizer.ggml.tokens");
+  const auto id = f.get_int(id_key);
+  if (!tokens || !id || *id < 0 || static_cast<uint64_t>(*id) >= tokens->items.size()) return "";
+  return std::string(tokens->items[static_cast<size_t>(*id)].s);
+}
+
+}  // namespace
+
+Result<ModelTemplate> model_template(const std::string& model) {
+  if (!std::filesystem::is_regular_file(model)) {
+    return not_found("model '" + model + "' not found (give a GGUF file path)");
+  }
+  PADDOCK_ASSIGN(auto file, gguf::File::open(model));
+  ModelTemplate mt;
+  if (auto jinja = file->get_string("tokenizer.chat_template")) {
+    mt.text = std::string(*jinja);
+    mt.bos_token = token_text(*file, "tokenizer.ggml.bos_token_id");
+    mt.eos_token = token_text(*file, "tokenizer.ggml.eos_token_id");
+    return mt;
+  }
+  mt.is_go = true;
+  mt.text = kDefaultGoTemplate;
+  return mt;
+}
+
+}  // namespace paddock::cli
