@@ -1,0 +1,133 @@
+// Kernel labs: mul_mat of Q4_K / Q8_0 / Q6_K weights at llama3.2-1b shapes, cpu backend
+// (PADDOCK_BENCH_THREADS threads, default 2; best ISA or PADDOCK_CPU) next to the ref
+// backend, reporting weight GB/s and GFLOP/s; and the machine's read bandwidth, so decode
+// kernels can be judged as a fraction of it. See docs/bench.md.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/bandwidth.h"
+#include "backend/cpu/cpu_backend.h"
+#include "backend/ref/ref_backend.h"
+#include "quant/quant.h"
+
+namespace paddock {
+namespace {
+
+int bench_threads() {
+  const char* v = std::getenv("PADDOCK_BENCH_THREADS");
+  return v && *v ? std::max(1, std::atoi(v)) : 2;
+}
+
+Backend& cpu_backend() {
+  static std::unique_ptr<Backend> be = [] {
+    Result<std::unique_ptr<Backend>> r = make_cpu_backend(bench_threads());
+    if (!r.ok()) {
+      std::fprintf(stderr, "%s\n", r.status().to_string().c_str());
+      std::exit(1);
+    }
+    return std::move(r).value();
+  }();
+  return *be;
+}
+
+Backend& ref_backend() {
+  static std::unique_ptr<Backend> be = make_ref_backend();
+  return *be;
+}
+
+std::vector<float> gaussian(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// A [k, m] weight matrix: a few distinct quantized rows, repeated (speed does not depend on
+// values, and quantizing 262M elements with the reference quantizer would take minutes).
+std::vector<uint8_t> weights(DType t, int64_t k, int64_t m) {
+  constexpr int kDistinct = 8;
+  const size_t row = dtype_row_bytes(t, k);
+  std::vector<uint8_t> w(row * static_cast<size_t>(m));
+  for (int i = 0; i < kDistinct && i < m; ++i) {
+    const std::vector<uint8_t> q =
+        quantize(t, gaussian(static_cast<size_t>(k), 17 + static_cast<uint32_t>(i)));
+    for (int64_t r = i; r < m; r += kDistinct)
+      std::copy(q.begin(), q.end(), w.begin() + static_cast<ptrdiff_t>(row * static_cast<size_t>(r)));
+  }
+  return w;
+}
+
+// args: type, k, m, n, use_ref
+void BM_MulMat(benchmark::State& state) {
+  const DType t = static_cast<DType>(state.range(0));
+  const int64_t k = state.range(1), m = state.range(2), n = state.range(3);
+  Backend& be = state.range(4) ? ref_backend() : cpu_backend();
+  const std::vector<uint8_t> w = weights(t, k, m);
+  std::vector<float> x = gaussian(static_cast<size_t>(k * n), 5);
+  std::vector<float> out(static_cast<size_t>(m * n));
+  const TensorView wv = TensorView::weight(w.data(), t, {k, m});
+  const TensorView xv = TensorView::contiguous(x.data(), DType::kF32, {k, n});
+  const TensorView ov = TensorView::contiguous(out.data(), DType::kF32, {m, n});
+  for (auto _ : state) {
+    be.mul_mat(wv, xv, ov);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(std::string(be.name()) + " " + std::string(dtype_name(t)));
+  state.counters["GB/s"] =
+      benchmark::Counter(static_cast<double>(w.size()), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * static_cast<double>(k * m * n), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_ReadBandwidth(benchmark::State& state) {
+  double gbs = 0;
+  for (auto _ : state) gbs = measure_read_bandwidth_gbs(bench_threads());
+  state.counters["GB/s"] = gbs;
+  state.SetLabel("sum over 1 GiB, widest loads, best of 5, threads=" + std::to_string(bench_threads()));
+}
+
+void matvec_shapes(benchmark::internal::Benchmark* b) {
+  for (DType t : {DType::kQ4_K, DType::kQ8_0, DType::kQ6_K}) {
+    for (auto [k, m] :
+         {std::pair<int64_t, int64_t>{2048, 2048}, {2048, 8192}, {8192, 2048}, {2048, 128256}}) {
+      for (int ref : {0, 1}) b->Args({static_cast<int64_t>(t), k, m, 1, ref});
+    }
+  }
+}
+
+void matmat_shapes(benchmark::internal::Benchmark* b) {
+  for (DType t : {DType::kQ4_K, DType::kQ8_0, DType::kQ6_K}) {
+    for (auto [k, m] : {std::pair<int64_t, int64_t>{2048, 2048}, {2048, 8192}, {8192, 2048}}) {
+      b->Args({static_cast<int64_t>(t), k, m, 512, 0});
+    }
+    b->Args({static_cast<int64_t>(t), 2048, 2048, 512, 1});  // ref, once per type: it is slow
+  }
+}
+
+BENCHMARK(BM_ReadBandwidth)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MulMat)
+    ->Name("matvec")
+    ->ArgNames({"type", "K", "M", "N", "ref"})
+    ->Apply(matvec_shapes)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(0.5);
+BENCHMARK(BM_MulMat)
+    ->Name("matmat")
+    ->ArgNames({"type", "K", "M", "N", "ref"})
+    ->Apply(matmat_shapes)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(0.5);
+
+}  // namespace
+}  // namespace paddock
+
+BENCHMARK_MAIN();

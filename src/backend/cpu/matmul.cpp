@@ -1,0 +1,109 @@
+// mul_mat and get_rows: the ops that read weights. mul_mat quantizes every activation column
+// once to the weight type's vec_dot_type, then each thread takes a contiguous range of weight
+// rows. Within it, rows go in tiles of kRowTile and columns in groups of kMaxCols, so a tile
+// of weight rows stays in L1/L2 while every column group streams past it, and each weight
+// block is unpacked once per column group (dot.h).
+#include <algorithm>
+#include <vector>
+
+#include "backend/cpu/dot.h"
+#include "backend/cpu/ops.h"
+#include "base/check.h"
+#include "quant/quant.h"
+
+namespace paddock::cpu {
+
+namespace {
+
+constexpr int64_t kRowTile = 32;
+
+// Column c of a [K, n1, n2, n3] view, columns numbered i1 fastest.
+uint8_t* column_row(const TensorView& v, int64_t c) {
+  const int64_t n1 = v.ne[1];
+  const int64_t n2 = v.ne[2];
+  return v.row(c % n1, (c / n1) % n2, c / (n1 * n2));
+}
+
+// Whether t has a quantized dot; types that only dequantize (Q8_1, Q8_K) are multiplied by
+// dequantizing each weight row to F32 first.
+bool has_dot(DType t) {
+  const QuantOps* ops = quant_ops(t);
+  if (ops == nullptr || ops->vec_dot == nullptr) return false;
+  const QuantOps* act = quant_ops(ops->vec_dot_type);
+  return act != nullptr && act->quantize_row != nullptr;
+}
+
+}  // namespace
+
+bool can_read_rows(DType t) {
+  const QuantOps* ops = quant_ops(t);
+  return ops != nullptr && ops->dequantize_row != nullptr;
+}
+
+bool can_mul_mat(DType t) { return has_dot(t) || can_read_rows(t); }
+
+void get_rows(ThreadPool& pool, const TensorView& table, std::span<const int32_t> ids,
+              const TensorView& dst) {
+  PADDOCK_CHECK(can_read_rows(table.type) && table.nb[0] == dtype_info(table.type).type_size);
+  PADDOCK_CHECK(dst.type == DType::kF32 && dst.nb[0] == sizeof(float));
+  PADDOCK_CHECK(dst.ne[0] == table.ne[0] && dst.ne[1] == static_cast<int64_t>(ids.size()));
+  const auto dequantize = quant_ops(table.type)->dequantize_row;
+  pool.parallel_for(static_cast<int64_t>(ids.size()), [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) {
+      PADDOCK_CHECK(ids[i] >= 0 && ids[i] < table.ne[1]);
+      dequantize(table.row(ids[i]), reinterpret_cast<float*>(dst.row(i)), table.ne[0]);
+    }
+  });
+}
+
+void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w, const TensorView& x,
+             const TensorView& dst) {
+  const int64_t k = w.ne[0];
+  const int64_t m = w.ne[1];
+  PADDOCK_CHECK(can_mul_mat(w.type));
+  PADDOCK_CHECK(w.ne[2] == 1 && w.ne[3] == 1 && w.nb[0] == dtype_info(w.type).type_size);
+  PADDOCK_CHECK(x.type == DType::kF32 && x.nb[0] == sizeof(float) && x.ne[0] == k);
+  PADDOCK_CHECK(dst.type == DType::kF32 && dst.ne[0] == m && dst.ne[1] == x.ne[1] && dst.ne[2] == x.ne[2] &&
+                dst.ne[3] == x.ne[3]);
+  const bool dequantize_first = !has_dot(w.type);
+  const auto dequantize = quant_ops(w.type)->dequantize_row;
+  const DType act_type = dequantize_first ? DType::kF32 : quant_ops(w.type)->vec_dot_type;
+  const auto quantize = quant_ops(act_type)->quantize_row;
+  const DotFn dot = dot_kernel(isa, dequantize_first ? DType::kF32 : w.type);
+  const size_t act_row = dtype_row_bytes(act_type, k);
+  const int64_t ncols = x.ne[1] * x.ne[2] * x.ne[3];
+  if (m == 0 || ncols == 0) return;
+
+  scratch.activations.resize(act_row * static_cast<size_t>(ncols));
+  uint8_t* act = scratch.activations.data();
+  pool.parallel_for(ncols, [&](int64_t b, int64_t e, int) {
+    for (int64_t c = b; c < e; ++c) {
+      quantize(reinterpret_cast<const float*>(column_row(x, c)), act + act_row * static_cast<size_t>(c), k);
+    }
+  });
+
+  pool.parallel_for(m, [&](int64_t b, int64_t e, int) {
+    float out[kMaxCols];
+    std::vector<float> row_f32(dequantize_first ? static_cast<size_t>(k) : 0);
+    for (int64_t r0 = b; r0 < e; r0 += kRowTile) {
+      const int64_t r1 = std::min(r0 + kRowTile, e);
+      for (int64_t c0 = 0; c0 < ncols; c0 += kMaxCols) {
+        const int ny = static_cast<int>(std::min<int64_t>(kMaxCols, ncols - c0));
+        uint8_t* dst_cols[kMaxCols];
+        for (int j = 0; j < ny; ++j) dst_cols[j] = column_row(dst, c0 + j);
+        const uint8_t* y = act + act_row * static_cast<size_t>(c0);
+        for (int64_t r = r0; r < r1; ++r) {
+          const void* row = w.row(r);
+          if (dequantize_first) {
+            dequantize(row, row_f32.data(), k);
+            row = row_f32.data();
+          }
+          dot(k, row, y, act_row, ny, out);
+          for (int j = 0; j < ny; ++j) *reinterpret_cast<float*>(dst_cols[j] + r * dst.nb[0]) = out[j];
+        }
+      }
+    }
+  });
+}
+
+}  // namespace paddock::cpu

@@ -1,0 +1,209 @@
+// The row-wise ops: each splits the rows (ne[1..3] flattened) of its output across threads
+// and computes a row exactly as the ref backend does, so only the float summation order of
+// the reductions can differ.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backend/cpu/ops.h"
+#include "base/check.h"
+#include "base/fp16.h"
+
+namespace paddock::cpu {
+
+namespace {
+
+int64_t n_rows(const TensorView& v) { return v.ne[1] * v.ne[2] * v.ne[3]; }
+
+// Row r of v, rows numbered i1 fastest.
+uint8_t* nth_row(const TensorView& v, int64_t r) {
+  return v.row(r % v.ne[1], (r / v.ne[1]) % v.ne[2], r / (v.ne[1] * v.ne[2]));
+}
+
+// a op b with b repeated where it is smaller (ggml_can_repeat); dst may be a.
+template <typename F>
+void binary(ThreadPool& pool, const TensorView& a, const TensorView& b, const TensorView& dst, F f) {
+  PADDOCK_CHECK(a.type == DType::kF32 && b.type == DType::kF32 && dst.type == DType::kF32);
+  PADDOCK_CHECK(a.same_shape(dst));
+  for (int d = 0; d < 4; ++d) PADDOCK_CHECK(b.ne[d] > 0 && a.ne[d] % b.ne[d] == 0);
+  const bool dense = a.nb[0] == sizeof(float) && b.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float) &&
+                     b.ne[0] == a.ne[0];
+  pool.parallel_for(n_rows(a), [&](int64_t begin, int64_t end, int) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t i1 = r % a.ne[1];
+      const int64_t i2 = (r / a.ne[1]) % a.ne[2];
+      const int64_t i3 = r / (a.ne[1] * a.ne[2]);
+      const uint8_t* pa = a.row(i1, i2, i3);
+      const uint8_t* pb = b.row(i1 % b.ne[1], i2 % b.ne[2], i3 % b.ne[3]);
+      uint8_t* pd = dst.row(i1, i2, i3);
+      if (dense) {
+        const float* fa = reinterpret_cast<const float*>(pa);
+        const float* fb = reinterpret_cast<const float*>(pb);
+        float* fd = reinterpret_cast<float*>(pd);
+        for (int64_t i = 0; i < a.ne[0]; ++i) fd[i] = f(fa[i], fb[i]);
+      } else {
+        for (int64_t i = 0; i < a.ne[0]; ++i) {
+          const float va = *reinterpret_cast<const float*>(pa + i * a.nb[0]);
+          const float vb = *reinterpret_cast<const float*>(pb + (i % b.ne[0]) * b.nb[0]);
+          *reinterpret_cast<float*>(pd + i * dst.nb[0]) = f(va, vb);
+        }
+      }
+    }
+  });
+}
+
+float load(DType t, const uint8_t* p) {
+  uint16_t h;
+  switch (t) {
+    case DType::kF32: return *reinterpret_cast<const float*>(p);
+    case DType::kF16: std::memcpy(&h, p, 2); return fp16_to_f32(h);
+    case DType::kBF16: std::memcpy(&h, p, 2); return bf16_to_f32(h);
+    default: PADDOCK_CHECK_MSG(false, "copy supports F32, F16 and BF16");
+  }
+  return 0;
+}
+
+void store(DType t, uint8_t* p, float x) {
+  uint16_t h;
+  switch (t) {
+    case DType::kF32: *reinterpret_cast<float*>(p) = x; return;
+    case DType::kF16:
+      h = f32_to_fp16(x);
+      std::memcpy(p, &h, 2);
+      return;
+    case DType::kBF16:
+      h = f32_to_bf16(x);
+      std::memcpy(p, &h, 2);
+      return;
+    default: PADDOCK_CHECK_MSG(false, "copy supports F32, F16 and BF16");
+  }
+}
+
+}  // namespace
+
+void mul(ThreadPool& pool, const TensorView& a, const TensorView& b, const TensorView& dst) {
+  binary(pool, a, b, dst, [](float x, float y) { return x * y; });
+}
+
+void add(ThreadPool& pool, const TensorView& a, const TensorView& b, const TensorView& dst) {
+  binary(pool, a, b, dst, [](float x, float y) { return x + y; });
+}
+
+void rms_norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst) {
+  PADDOCK_CHECK(x.type == DType::kF32 && dst.type == DType::kF32 && x.same_shape(dst));
+  PADDOCK_CHECK(x.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
+  const int64_t n = x.ne[0];
+  pool.parallel_for(n_rows(x), [&](int64_t begin, int64_t end, int) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* src = reinterpret_cast<const float*>(nth_row(x, r));
+      float* out = reinterpret_cast<float*>(nth_row(dst, r));
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(src[i] * src[i]);
+      const float mean = static_cast<float>(sum / static_cast<double>(n));
+      const float scale = 1.0f / std::sqrt(mean + eps);
+      for (int64_t i = 0; i < n; ++i) out[i] = src[i] * scale;
+    }
+  });
+}
+
+void softmax(ThreadPool& pool, const TensorView& x, float scale, const TensorView& dst) {
+  PADDOCK_CHECK(x.type == DType::kF32 && dst.type == DType::kF32 && x.same_shape(dst));
+  PADDOCK_CHECK(x.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
+  const int64_t n = x.ne[0];
+  pool.parallel_for(n_rows(x), [&](int64_t begin, int64_t end, int) {
+    std::vector<float> tmp(static_cast<size_t>(n));
+    for (int64_t r = begin; r < end; ++r) {
+      const float* src = reinterpret_cast<const float*>(nth_row(x, r));
+      float* out = reinterpret_cast<float*>(nth_row(dst, r));
+      float max = -INFINITY;
+      for (int64_t i = 0; i < n; ++i) {
+        tmp[i] = src[i] * scale;
+        max = std::max(max, tmp[i]);
+      }
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        tmp[i] = std::exp(tmp[i] - max);
+        sum += tmp[i];
+      }
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int64_t i = 0; i < n; ++i) out[i] = tmp[i] * inv;
+    }
+  });
+}
+
+void swiglu(ThreadPool& pool, const TensorView& gate, const TensorView& up, const TensorView& dst) {
+  PADDOCK_CHECK(gate.same_shape(up) && gate.same_shape(dst));
+  PADDOCK_CHECK(gate.type == DType::kF32 && up.type == DType::kF32 && dst.type == DType::kF32);
+  PADDOCK_CHECK(gate.nb[0] == sizeof(float) && up.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
+  pool.parallel_for(n_rows(gate), [&](int64_t begin, int64_t end, int) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* g = reinterpret_cast<const float*>(nth_row(gate, r));
+      const float* u = reinterpret_cast<const float*>(nth_row(up, r));
+      float* out = reinterpret_cast<float*>(nth_row(dst, r));
+      for (int64_t i = 0; i < gate.ne[0]; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+    }
+  });
+}
+
+void rope(ThreadPool& pool, const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
+          const TensorView& dst) {
+  PADDOCK_CHECK(x.type == DType::kF32 && dst.type == DType::kF32 && x.same_shape(dst));
+  PADDOCK_CHECK(x.ne[3] == 1 && x.ne[2] == static_cast<int64_t>(pos.size()));
+  PADDOCK_CHECK(p.n_dims > 0 && p.n_dims % 2 == 0 && p.n_dims <= x.ne[0]);
+  PADDOCK_CHECK(p.freq_factors.empty() || static_cast<int64_t>(p.freq_factors.size()) >= p.n_dims / 2);
+  const int64_t half = p.n_dims / 2;
+  const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_dims));
+  const int64_t n_head = x.ne[1];
+  // Rows are (head, token) pairs; a thread rebuilds its angle cache when the token changes,
+  // with the same repeated multiplication as ggml, so angles agree to the last bit.
+  pool.parallel_for(n_head * x.ne[2], [&](int64_t begin, int64_t end, int) {
+    std::vector<float> cos_cache(static_cast<size_t>(half));
+    std::vector<float> sin_cache(static_cast<size_t>(half));
+    int64_t cached_t = -1;
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t h = r % n_head;
+      const int64_t t = r / n_head;
+      if (t != cached_t) {
+        float theta = static_cast<float>(pos[t]);
+        for (int64_t i = 0; i < half; ++i) {
+          const float factor = p.freq_factors.empty() ? 1.0f : p.freq_factors[i];
+          const float angle = p.freq_scale * (theta / factor);
+          cos_cache[i] = std::cos(angle);
+          sin_cache[i] = std::sin(angle);
+          theta *= theta_scale;
+        }
+        cached_t = t;
+      }
+      for (int64_t i = 0; i < half; ++i) {
+        const int64_t i0 = p.mode == RopeMode::kNormal ? 2 * i : i;
+        const int64_t i1 = p.mode == RopeMode::kNormal ? 2 * i + 1 : i + half;
+        const float x0 = x.f32(i0, h, t);
+        const float x1 = x.f32(i1, h, t);
+        dst.f32(i0, h, t) = x0 * cos_cache[i] - x1 * sin_cache[i];
+        dst.f32(i1, h, t) = x0 * sin_cache[i] + x1 * cos_cache[i];
+      }
+      for (int64_t i = p.n_dims; i < x.ne[0]; ++i) dst.f32(i, h, t) = x.f32(i, h, t);
+    }
+  });
+}
+
+void copy(ThreadPool& pool, const TensorView& src, const TensorView& dst) {
+  auto is_float = [](DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; };
+  PADDOCK_CHECK_MSG(is_float(src.type) && is_float(dst.type), "copy supports F32, F16 and BF16");
+  PADDOCK_CHECK(src.same_shape(dst));
+  pool.parallel_for(n_rows(src), [&](int64_t begin, int64_t end, int) {
+    for (int64_t r = begin; r < end; ++r) {
+      const uint8_t* s = nth_row(src, r);
+      uint8_t* d = nth_row(dst, r);
+      if (src.type == dst.type && src.nb[0] == dst.nb[0] && src.nb[0] == dtype_info(src.type).type_size) {
+        std::memcpy(d, s, static_cast<size_t>(src.ne[0]) * src.nb[0]);
+        continue;
+      }
+      for (int64_t i = 0; i < src.ne[0]; ++i)
+        store(dst.type, d + i * dst.nb[0], load(src.type, s + i * src.nb[0]));
+    }
+  });
+}
+
+}  // namespace paddock::cpu

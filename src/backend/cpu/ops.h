@@ -1,0 +1,38 @@
+// The CPU backend's op kernels, one free function per op (contracts in backend/backend.h),
+// each splitting its work over the pool. CpuBackend (cpu_backend.cpp) only forwards to them.
+//   cpu::rms_norm(pool, x, 1e-5f, dst);
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cpu/isa.h"
+#include "base/threadpool.h"
+
+namespace paddock::cpu {
+
+// Reused across calls so decode does not allocate per op.
+struct Scratch {
+  std::vector<uint8_t> activations;
+};
+
+bool can_mul_mat(DType t);
+bool can_read_rows(DType t);
+
+void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w, const TensorView& x,
+             const TensorView& dst);
+void get_rows(ThreadPool& pool, const TensorView& table, std::span<const int32_t> ids, const TensorView& dst);
+void rms_norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst);
+void mul(ThreadPool& pool, const TensorView& a, const TensorView& b, const TensorView& dst);
+void add(ThreadPool& pool, const TensorView& a, const TensorView& b, const TensorView& dst);
+void rope(ThreadPool& pool, const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
+          const TensorView& dst);
+void swiglu(ThreadPool& pool, const TensorView& gate, const TensorView& up, const TensorView& dst);
+void softmax(ThreadPool& pool, const TensorView& x, float scale, const TensorView& dst);
+void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorView& k, const TensorView& v,
+               std::span<const int32_t> pos, float scale, const TensorView& dst);
+void copy(ThreadPool& pool, const TensorView& src, const TensorView& dst);
+
+}  // namespace paddock::cpu

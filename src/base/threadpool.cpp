@@ -1,0 +1,111 @@
+#include "base/threadpool.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/check.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace paddock {
+
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// How long a worker spins for the next job before it sleeps: long enough to bridge the gap
+// between consecutive ops of a decode step, short enough that an idle pool goes quiet.
+constexpr auto kSpinFor = std::chrono::microseconds(2000);
+
+}  // namespace
+
+ThreadPool::ThreadPool(int n_threads) {
+  if (n_threads < 1) n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  size_ = n_threads;
+  next_chunk_.store(size_, std::memory_order_relaxed);  // no job: nothing to claim
+  threads_.reserve(static_cast<size_t>(size_ - 1));
+  for (int i = 1; i < size_; ++i) threads_.emplace_back([this, i] { worker(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mu_);
+    stop_.store(true, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_release);
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void ThreadPool::drain(int thread_idx) {
+  for (;;) {
+    const int64_t c = next_chunk_.fetch_add(1, std::memory_order_acq_rel);
+    if (c >= size_) return;
+    const int64_t begin = n_ * c / size_;
+    const int64_t end = n_ * (c + 1) / size_;
+    if (begin < end) call_(ctx_, begin, end, thread_idx);
+    done_chunks_.fetch_add(1, std::memory_order_release);
+  }
+}
+
+void ThreadPool::run(int64_t n, void* ctx, Trampoline call) {
+  if (n <= 0) return;
+  if (size_ == 1 || n == 1) {
+    call(ctx, 0, n, 0);
+    return;
+  }
+  PADDOCK_CHECK_MSG(!busy_.exchange(true, std::memory_order_acquire), "nested or concurrent parallel_for");
+  ctx_ = ctx;
+  call_ = call;
+  n_ = n;
+  done_chunks_.store(0, std::memory_order_relaxed);
+  next_chunk_.store(0, std::memory_order_release);
+  {
+    std::lock_guard lock(mu_);
+    generation_.fetch_add(1, std::memory_order_release);
+  }
+  cv_.notify_all();
+  drain(0);
+  // A worker may have been preempted inside its chunk: spin a little, then give it the core.
+  for (int spins = 0; done_chunks_.load(std::memory_order_acquire) != size_; ++spins) {
+    if (spins < 4096) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  busy_.store(false, std::memory_order_release);
+}
+
+void ThreadPool::worker(int idx) {
+  uint64_t seen = 0;
+  for (;;) {
+    uint64_t gen = generation_.load(std::memory_order_acquire);
+    if (gen == seen) {
+      const auto deadline = std::chrono::steady_clock::now() + kSpinFor;
+      for (int spins = 1; gen == seen; ++spins) {
+        cpu_relax();
+        gen = generation_.load(std::memory_order_acquire);
+        if (spins % 256 == 0 && std::chrono::steady_clock::now() > deadline) break;
+      }
+      if (gen == seen) {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+        gen = generation_.load(std::memory_order_acquire);
+      }
+    }
+    seen = gen;
+    if (stop_.load(std::memory_order_acquire)) return;
+    drain(idx);
+  }
+}
+
+}  // namespace paddock

@@ -1,0 +1,68 @@
+// A fork-join thread pool for kernels: parallel_for(n, fn) splits [0, n) into size() fixed
+// contiguous chunks, [c*n/size, (c+1)*n/size), and returns when every chunk is done. Threads
+// (the caller included) claim chunks from an atomic counter, so a worker the OS has not
+// scheduled yet never holds the caller up: the caller takes its chunk instead. A pool of
+// size 1 has no worker threads and costs nothing. Workers spin briefly between jobs (decode
+// issues hundreds of small ops per token, and waking a sleeping thread costs more than most
+// of them) and then sleep on a condition variable, so an idle pool uses no CPU.
+// Invariants: one parallel_for at a time per pool (nesting or concurrent use is a bug and is
+// checked); fn must not throw; thread_idx is the running thread's index (< size(), unique
+// among chunks running at the same time), so it can pick per-thread scratch; which thread
+// runs which chunk varies, so results must not depend on it.
+//   ThreadPool pool(2);
+//   pool.parallel_for(rows, [&](int64_t begin, int64_t end, int thread) { ... });
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace paddock {
+
+class ThreadPool {
+ public:
+  // n_threads < 1 means one thread per hardware thread.
+  explicit ThreadPool(int n_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return size_; }
+
+  // fn(begin, end, thread_idx) for each non-empty chunk; thread_idx < size().
+  template <typename F>
+  void parallel_for(int64_t n, F&& fn) {
+    using Fn = std::remove_reference_t<F>;
+    run(n, const_cast<void*>(static_cast<const void*>(&fn)),
+        [](void* ctx, int64_t b, int64_t e, int t) { (*static_cast<Fn*>(ctx))(b, e, t); });
+  }
+
+ private:
+  using Trampoline = void (*)(void* ctx, int64_t begin, int64_t end, int thread);
+
+  void run(int64_t n, void* ctx, Trampoline call);
+  void worker(int idx);
+  // Claims and runs chunks of the current job until none is left.
+  void drain(int thread_idx);
+
+  int size_ = 1;
+  std::vector<std::thread> threads_;
+  // The current job. Its fields are written before next_chunk_ is reset to 0 (release), and
+  // read only by a thread whose claim returned a chunk < size_, so they are never torn.
+  void* ctx_ = nullptr;
+  Trampoline call_ = nullptr;
+  int64_t n_ = 0;
+  std::atomic<int64_t> next_chunk_{0};
+  std::atomic<int> done_chunks_{0};
+  std::atomic<uint64_t> generation_{0};  // bumped per job, to wake workers
+  std::atomic<bool> busy_{false};
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+}  // namespace paddock

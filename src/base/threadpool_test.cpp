@@ -1,0 +1,79 @@
+#include "base/threadpool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <vector>
+
+namespace paddock {
+namespace {
+
+TEST(ThreadPool, CoversEveryIndexExactlyOnce) {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (int64_t n : {0, 1, 2, 7, 1025}) {
+      std::vector<int> hits(static_cast<size_t>(n), 0);
+      pool.parallel_for(n, [&](int64_t b, int64_t e, int t) {
+        EXPECT_GE(t, 0);
+        EXPECT_LT(t, threads);
+        EXPECT_LT(b, e);
+        for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+      });
+      for (int h : hits) EXPECT_EQ(h, 1) << "threads " << threads << " n " << n;
+    }
+  }
+}
+
+TEST(ThreadPool, ChunksAreTheFixedContiguousSplit) {
+  ThreadPool pool(3);
+  std::mutex mu;
+  std::set<std::pair<int64_t, int64_t>> chunks;
+  pool.parallel_for(10, [&](int64_t b, int64_t e, int) {
+    std::lock_guard lock(mu);
+    chunks.insert({b, e});
+  });
+  const std::set<std::pair<int64_t, int64_t>> expected = {{0, 3}, {3, 6}, {6, 10}};
+  EXPECT_EQ(chunks, expected);
+}
+
+TEST(ThreadPool, ThreadIndicesOfConcurrentChunksAreDistinct) {
+  ThreadPool pool(2);
+  for (int rep = 0; rep < 200; ++rep) {
+    std::atomic<int> in_use[2] = {0, 0};
+    std::atomic<bool> clash{false};
+    pool.parallel_for(2, [&](int64_t, int64_t, int t) {
+      if (in_use[t].fetch_add(1) != 0) clash = true;
+      in_use[t].fetch_sub(1);
+    });
+    EXPECT_FALSE(clash.load());
+  }
+}
+
+TEST(ThreadPool, ManySmallJobsInARowAllComplete) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> total{0};
+  for (int rep = 0; rep < 5000; ++rep) {
+    pool.parallel_for(4, [&](int64_t b, int64_t e, int) { total.fetch_add(e - b); });
+  }
+  EXPECT_EQ(total.load(), 5000 * 4);
+}
+
+TEST(ThreadPool, ResultsMatchSerialSum) {
+  ThreadPool pool(2);
+  std::vector<double> v(100000);
+  std::iota(v.begin(), v.end(), 1.0);
+  std::vector<double> partial(2, 0.0);
+  pool.parallel_for(static_cast<int64_t>(v.size()), [&](int64_t b, int64_t e, int) {
+    double s = 0;
+    for (int64_t i = b; i < e; ++i) s += v[static_cast<size_t>(i)];
+    partial[b == 0 ? 0 : 1] = s;
+  });
+  EXPECT_DOUBLE_EQ(partial[0] + partial[1], 100000.0 * 100001.0 / 2.0);
+}
+
+}  // namespace
+}  // namespace paddock
