@@ -23,7 +23,7 @@ test-fast: build
 	@cd build/release && ctest --output-on-failure -j $(JOBS) -LE "slow|fuzz"
 
 bench: build
-	@$(BIN) bench --model-shape llama3.2-1b --type q4_k_m
+	@$(BIN) bench --shape llama3.2-1b --type q4_k_m
 
 format:
 	@find src tests bench -name '*.h' -o -name '*.cpp' | xargs clang-format -i
