@@ -1,0 +1,36 @@
+#include "backend/backend.h"
+
+#include "base/check.h"
+
+namespace paddock {
+
+TensorView TensorView::contiguous(void* data, DType type, std::initializer_list<int64_t> ne) {
+  PADDOCK_CHECK(ne.size() >= 1 && ne.size() <= 4);
+  TensorView v;
+  v.data = data;
+  v.type = type;
+  size_t i = 0;
+  for (int64_t n : ne) v.ne[i++] = n;
+  const DTypeInfo& info = dtype_info(type);
+  PADDOCK_CHECK(v.ne[0] % info.block_size == 0);
+  v.nb[0] = info.type_size;
+  v.nb[1] = static_cast<size_t>(v.ne[0] / info.block_size) * info.type_size;
+  v.nb[2] = v.nb[1] * static_cast<size_t>(v.ne[1]);
+  v.nb[3] = v.nb[2] * static_cast<size_t>(v.ne[2]);
+  return v;
+}
+
+bool TensorView::is_contiguous() const {
+  const DTypeInfo& info = dtype_info(type);
+  return nb[0] == info.type_size && nb[1] == static_cast<size_t>(ne[0] / info.block_size) * info.type_size &&
+         nb[2] == nb[1] * static_cast<size_t>(ne[1]) && nb[3] == nb[2] * static_cast<size_t>(ne[2]);
+}
+
+TensorView TensorView::reshape(std::initializer_list<int64_t> new_ne) const {
+  PADDOCK_CHECK(is_contiguous());
+  TensorView v = contiguous(data, type, new_ne);
+  PADDOCK_CHECK(v.n_elements() == n_elements());
+  return v;
+}
+
+}  // namespace paddock

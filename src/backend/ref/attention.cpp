@@ -1,0 +1,68 @@
+// Causal attention with grouped KV heads over a KV cache in F16 or F32: for every query
+// token and head, scores against the visible cells, a softmax, and the weighted sum of V.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backend/ref/kernels.h"
+#include "base/check.h"
+
+namespace paddock::ref {
+
+void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
+               float scale, const TensorView& dst) {
+  const int64_t d_k = q.ne[0];
+  const int64_t n_head = q.ne[1];
+  const int64_t n_tokens = q.ne[2];
+  const int64_t n_head_kv = k.ne[1];
+  const int64_t n_kv = k.ne[2];
+  const int64_t d_v = v.ne[0];
+  PADDOCK_CHECK(q.type == DType::kF32 && q.nb[0] == sizeof(float));
+  PADDOCK_CHECK(k.ne[0] == d_k && v.ne[1] == n_head_kv && v.ne[2] == n_kv);
+  PADDOCK_CHECK(k.type == v.type && (k.type == DType::kF32 || k.type == DType::kF16));
+  PADDOCK_CHECK(k.nb[0] == dtype_info(k.type).type_size && v.nb[0] == dtype_info(v.type).type_size);
+  PADDOCK_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0);
+  PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == n_tokens);
+  PADDOCK_CHECK(dst.type == DType::kF32 && dst.ne[0] == d_v && dst.ne[1] == n_head && dst.ne[2] == n_tokens);
+  const int64_t group = n_head / n_head_kv;
+
+  // K and V rows as F32, converted once per call rather than once per query.
+  std::vector<float> kf(static_cast<size_t>(d_k * n_head_kv * n_kv));
+  std::vector<float> vf(static_cast<size_t>(d_v * n_head_kv * n_kv));
+  for (int64_t j = 0; j < n_kv; ++j) {
+    for (int64_t h = 0; h < n_head_kv; ++h) {
+      read_row(k.type, k.row(h, j), &kf[static_cast<size_t>((j * n_head_kv + h) * d_k)], d_k);
+      read_row(v.type, v.row(h, j), &vf[static_cast<size_t>((j * n_head_kv + h) * d_v)], d_v);
+    }
+  }
+
+  std::vector<float> scores(static_cast<size_t>(n_kv));
+  std::vector<float> acc(static_cast<size_t>(d_v));
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    PADDOCK_CHECK(pos[t] >= 0 && pos[t] < n_kv);
+    const int64_t visible = pos[t] + 1;
+    for (int64_t h = 0; h < n_head; ++h) {
+      const int64_t hk = h / group;
+      const float* qrow = reinterpret_cast<const float*>(q.row(h, t));
+      float max = -INFINITY;
+      for (int64_t j = 0; j < visible; ++j) {
+        scores[j] = dot_f32(qrow, &kf[static_cast<size_t>((j * n_head_kv + hk) * d_k)], d_k) * scale;
+        max = std::max(max, scores[j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < visible; ++j) {
+        scores[j] = std::exp(scores[j] - max);
+        sum += scores[j];
+      }
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (int64_t j = 0; j < visible; ++j) {
+        const float* vrow = &vf[static_cast<size_t>((j * n_head_kv + hk) * d_v)];
+        for (int64_t i = 0; i < d_v; ++i) acc[i] += scores[j] * vrow[i];
+      }
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int64_t i = 0; i < d_v; ++i) dst.f32(i, h, t) = acc[i] * inv;
+    }
+  }
+}
+
+}  // namespace paddock::ref

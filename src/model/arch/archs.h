@@ -1,0 +1,17 @@
+// Loaders of the architectures in model/arch/, one per file; the registry table lists them.
+#pragma once
+
+#include <memory>
+
+#include "backend/backend.h"
+#include "base/status.h"
+#include "gguf/gguf.h"
+#include "model/model.h"
+
+namespace paddock {
+
+Result<std::unique_ptr<Model>> load_llama(const gguf::File& file, const Backend& backend);
+Result<std::unique_ptr<Model>> load_qwen2(const gguf::File& file, const Backend& backend);
+Result<std::unique_ptr<Model>> load_qwen3(const gguf::File& file, const Backend& backend);
+
+}  // namespace paddock

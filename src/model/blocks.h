@@ -1,0 +1,90 @@
+// The shared building blocks of decoder-only transformers: RMS norm, attention with RoPE
+// over the KV cache, SiLU-gated FFN, and the LM head. An architecture file binds its weights
+// into LayerWeights and strings these blocks together; a new architecture reuses them and
+// adds only what differs.
+// Invariants: activations are F32 [n, n_tokens] views into the pass's Arena; the tokens of
+// one pass occupy KV cells kv_first .. kv_first + n_tokens - 1 (cell = position).
+//   TensorView h = norm(ctx, x, lw.attn_norm);  // [n_embd, n_tokens]
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "backend/backend.h"
+#include "kv/kv_cache.h"
+#include "model/hparams.h"
+#include "model/weights.h"
+
+namespace paddock {
+
+// Owns the activation buffers of one forward pass.
+class Arena {
+ public:
+  TensorView f32(std::initializer_list<int64_t> ne);
+
+ private:
+  std::deque<std::vector<float>> bufs_;
+};
+
+struct LayerWeights {
+  TensorView attn_norm;                  // [n_embd]
+  TensorView wq, wk, wv, wo;             // [n_embd, n_embd_q], [n_embd, n_embd_k], ..., [n_embd_q, n_embd]
+  std::optional<TensorView> bq, bk, bv;  // qwen2: [n_embd_q], [n_embd_k], [n_embd_v]
+  std::optional<TensorView> q_norm, k_norm;  // qwen3: [head_dim_k], per head
+  TensorView ffn_norm;                       // [n_embd]
+  TensorView ffn_gate, ffn_up, ffn_down;     // [n_embd, n_ff], [n_embd, n_ff], [n_ff, n_embd]
+};
+
+// The weights every decoder here has; arch files add their own where they differ.
+struct DecoderWeights {
+  TensorView tok_embd;                   // [n_embd, n_vocab]
+  TensorView output_norm;                // [n_embd]
+  TensorView output;                     // [n_embd, n_vocab], or tok_embd when tied
+  std::optional<TensorView> rope_freqs;  // [n_rot / 2]
+  std::vector<LayerWeights> layers;
+};
+
+// Binds token_embd, output_norm, output (tied to token_embd when absent), rope_freqs and
+// each layer's attention and FFN weights by their GGUF names; biases and q/k norms only when
+// asked for (and then they are required).
+struct DecoderOptions {
+  bool qkv_bias = false;
+  bool qk_norm = false;
+};
+Result<DecoderWeights> bind_decoder(const WeightBinder& b, HParams& hp, const DecoderOptions& opt);
+
+struct ForwardContext {
+  Backend& be;
+  KvCache& kv;
+  Arena& arena;
+  const HParams& hp;
+  std::span<const int32_t> pos;  // one per token
+  int64_t kv_first;              // the first KV cell of this pass
+  RopeParams rope;
+  int64_t n_tokens() const { return static_cast<int64_t>(pos.size()); }
+};
+
+// RoPE settings from the hparams and the optional rope_freqs.weight factors.
+RopeParams rope_params(const HParams& hp, const DecoderWeights& w, RopeMode mode);
+
+// rms_norm(x) * weight. x [n, n_tokens] -> [n, n_tokens]
+TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight);
+// Self-attention of layer il, writing this pass's K/V into the cache. x [n_embd, n_tokens]
+// (already normed) -> [n_embd, n_tokens]
+TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const LayerWeights& lw);
+// down(silu(gate x) * up x). x [n_embd, n_tokens] -> [n_embd, n_tokens]
+TensorView gated_ffn(ForwardContext& c, const TensorView& x, const LayerWeights& lw);
+// a + b. [n, n_tokens]
+TensorView residual(ForwardContext& c, const TensorView& a, const TensorView& b);
+// Final norm and output projection of the last token (or all tokens).
+// x [n_embd, n_tokens] -> logits [n_vocab, 1 or n_tokens]
+TensorView lm_head(ForwardContext& c, const TensorView& x, const DecoderWeights& w, bool all_tokens);
+// The standard pre-norm decoder stack over all layers, then the LM head.
+TensorView decoder_forward(ForwardContext& c, std::span<const int32_t> tokens, const DecoderWeights& w,
+                           bool all_tokens);
+
+}  // namespace paddock

@@ -1,0 +1,38 @@
+// Model hyperparameters read from GGUF keys (`<arch>.embedding_length`, ...), validated so
+// that every size the forward pass derives from them is positive and consistent.
+//   PADDOCK_ASSIGN(HParams hp, load_hparams(file, "llama"));
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "gguf/gguf.h"
+
+namespace paddock {
+
+struct HParams {
+  std::string arch;
+  int64_t n_vocab = 0;  // from token_embd.weight, filled in by the weight binder
+  int64_t n_ctx_train = 0;
+  int64_t n_embd = 0;
+  int64_t n_layer = 0;
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t n_ff = 0;
+  int64_t head_dim_k = 0;  // attention.key_length, default n_embd / n_head
+  int64_t head_dim_v = 0;  // attention.value_length, default head_dim_k
+  int64_t n_rot = 0;       // rope.dimension_count, default head_dim_k
+  float rms_eps = 0;
+  float rope_freq_base = 10000.0f;
+  float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor for linear scaling
+
+  int64_t n_embd_q() const { return n_head * head_dim_k; }
+  int64_t n_embd_k() const { return n_head_kv * head_dim_k; }
+  int64_t n_embd_v() const { return n_head_kv * head_dim_v; }
+};
+
+Result<HParams> load_hparams(const gguf::File& file, std::string_view arch);
+
+}  // namespace paddock

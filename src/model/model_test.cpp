@@ -1,0 +1,230 @@
+// Models built here with the GGUF writer: a valid tiny model of each architecture computes
+// the same logits in one batch as one token at a time (KV cache and causal mask), and
+// malformed or unsupported files fail with a message naming the problem.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backend/ref/ref_backend.h"
+#include "gguf/writer.h"
+#include "model/registry.h"
+
+namespace paddock {
+namespace {
+
+struct Spec {
+  std::string arch = "llama";
+  int64_t n_embd = 16, n_layer = 2, n_head = 4, n_head_kv = 2, n_ff = 24, n_vocab = 40;
+  int64_t head_dim = 0;  // explicit key_length when nonzero
+  bool qkv_bias = false, qk_norm = false, tied = false, rope_freqs = false;
+  std::map<std::string, std::vector<int64_t>> shape_override;
+  std::map<std::string, DType> type_override;
+  std::set<std::string> omit;
+  std::set<std::string> omit_keys;
+};
+
+class TinyModel {
+ public:
+  explicit TinyModel(const Spec& s) {
+    gguf::Writer w;
+    const std::string a = s.arch;
+    w.set_string("general.architecture", a);
+    auto key = [&](const std::string& k, uint32_t v) {
+      if (!s.omit_keys.count(k)) w.set_u32(a + "." + k, v);
+    };
+    key("embedding_length", static_cast<uint32_t>(s.n_embd));
+    key("block_count", static_cast<uint32_t>(s.n_layer));
+    key("attention.head_count", static_cast<uint32_t>(s.n_head));
+    key("attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+    key("feed_forward_length", static_cast<uint32_t>(s.n_ff));
+    key("context_length", 64);
+    w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+    w.set_f32(a + ".rope.freq_base", 10000.0f);
+    const int64_t hd = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
+    if (s.head_dim) key("attention.key_length", static_cast<uint32_t>(hd));
+    const int64_t nq = s.n_head * hd, nk = s.n_head_kv * hd;
+    add(w, s, "token_embd.weight", {s.n_embd, s.n_vocab}, 0.5f);
+    add(w, s, "output_norm.weight", {s.n_embd}, 0.1f, 1.0f);
+    if (!s.tied) add(w, s, "output.weight", {s.n_embd, s.n_vocab}, 0.3f);
+    if (s.rope_freqs) add(w, s, "rope_freqs.weight", {hd / 2}, 0.5f, 2.0f);
+    for (int64_t l = 0; l < s.n_layer; ++l) {
+      const std::string p = "blk." + std::to_string(l) + ".";
+      add(w, s, p + "attn_norm.weight", {s.n_embd}, 0.1f, 1.0f);
+      add(w, s, p + "attn_q.weight", {s.n_embd, nq}, 0.3f);
+      add(w, s, p + "attn_k.weight", {s.n_embd, nk}, 0.3f);
+      add(w, s, p + "attn_v.weight", {s.n_embd, nk}, 0.3f);
+      add(w, s, p + "attn_output.weight", {nq, s.n_embd}, 0.3f);
+      if (s.qkv_bias) {
+        add(w, s, p + "attn_q.bias", {nq}, 0.2f);
+        add(w, s, p + "attn_k.bias", {nk}, 0.2f);
+        add(w, s, p + "attn_v.bias", {nk}, 0.2f);
+      }
+      if (s.qk_norm) {
+        add(w, s, p + "attn_q_norm.weight", {hd}, 0.1f, 1.0f);
+        add(w, s, p + "attn_k_norm.weight", {hd}, 0.1f, 1.0f);
+      }
+      add(w, s, p + "ffn_norm.weight", {s.n_embd}, 0.1f, 1.0f);
+      add(w, s, p + "ffn_gate.weight", {s.n_embd, s.n_ff}, 0.3f);
+      add(w, s, p + "ffn_up.weight", {s.n_embd, s.n_ff}, 0.3f);
+      add(w, s, p + "ffn_down.weight", {s.n_ff, s.n_embd}, 0.3f);
+    }
+    Result<std::vector<uint8_t>> bytes = w.write_buffer();
+    EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+    if (bytes.ok()) bytes_ = std::move(*bytes);
+  }
+
+  Result<std::unique_ptr<Model>> load() {
+    Result<std::unique_ptr<gguf::File>> f = gguf::File::parse(bytes_);
+    if (!f.ok()) return f.status();
+    file_ = std::move(*f);
+    return load_model(*file_, *backend_);
+  }
+  Backend& backend() { return *backend_; }
+
+ private:
+  void add(gguf::Writer& w, const Spec& s, const std::string& name, std::vector<int64_t> ne, float scale,
+           float center = 0.0f) {
+    if (s.omit.count(name)) return;
+    if (auto it = s.shape_override.find(name); it != s.shape_override.end()) ne = it->second;
+    DType type = DType::kF32;
+    if (auto it = s.type_override.find(name); it != s.type_override.end()) type = it->second;
+    int64_t n = 1;
+    for (int64_t d : ne) n *= d;
+    std::uniform_real_distribution<float> dist(center - scale, center + scale);
+    std::vector<uint8_t> data(static_cast<size_t>(n) * dtype_info(type).type_size);
+    if (type == DType::kF32) {
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = dist(rng_);
+        std::memcpy(&data[static_cast<size_t>(i) * 4], &v, 4);
+      }
+    }
+    const Status st = w.add_tensor(name, type, std::span<const int64_t>(ne), data);
+    EXPECT_TRUE(st.is_ok()) << st.message();
+  }
+
+  std::mt19937 rng_{42};
+  std::vector<uint8_t> bytes_;
+  std::unique_ptr<gguf::File> file_;
+  std::unique_ptr<Backend> backend_ = make_ref_backend();
+};
+
+std::vector<int32_t> iota_positions(int64_t first, size_t n) {
+  std::vector<int32_t> p(n);
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<int32_t>(first + static_cast<int64_t>(i));
+  return p;
+}
+
+// All-token logits of one batch equal the logits of feeding the tokens one at a time.
+void expect_batch_matches_incremental(const Spec& spec) {
+  TinyModel tm(spec);
+  Result<std::unique_ptr<Model>> m = tm.load();
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const Model& model = **m;
+  const int64_t n_vocab = model.hparams().n_vocab;
+  ASSERT_EQ(n_vocab, spec.n_vocab);
+  const std::vector<int32_t> tokens = {1, 7, 3, 39, 0, 12};
+  for (DType kv_type : {DType::kF32, DType::kF16}) {
+    Result<KvCache> kv = KvCache::create(model.kv_config(16, kv_type));
+    ASSERT_TRUE(kv.ok());
+    Result<std::vector<float>> all =
+        model.forward(tm.backend(), *kv, tokens, iota_positions(0, tokens.size()), true);
+    ASSERT_TRUE(all.ok()) << all.status().message();
+    ASSERT_EQ(all->size(), tokens.size() * static_cast<size_t>(n_vocab));
+    EXPECT_EQ(kv->used(), static_cast<int64_t>(tokens.size()));
+    kv->clear();
+    double spread = 0;
+    for (size_t t = 0; t < tokens.size(); ++t) {
+      const std::vector<int32_t> pos = iota_positions(static_cast<int64_t>(t), 1);
+      Result<std::vector<float>> one = model.forward(tm.backend(), *kv, std::span(&tokens[t], 1), pos, false);
+      ASSERT_TRUE(one.ok()) << one.status().message();
+      ASSERT_EQ(one->size(), static_cast<size_t>(n_vocab));
+      for (int64_t i = 0; i < n_vocab; ++i) {
+        const float batched = (*all)[t * static_cast<size_t>(n_vocab) + static_cast<size_t>(i)];
+        EXPECT_TRUE(std::isfinite(batched));
+        EXPECT_NEAR((*one)[i], batched, 1e-4) << "token " << t << " logit " << i;
+        spread = std::max(spread, std::abs(double(batched) - (*all)[static_cast<size_t>(i)]));
+      }
+    }
+    EXPECT_GT(spread, 1e-3);  // later tokens really do see different contexts
+  }
+}
+
+TEST(Model, LlamaBatchEqualsIncremental) { expect_batch_matches_incremental(Spec{}); }
+TEST(Model, LlamaTiedOutputWithRopeFactors) {
+  expect_batch_matches_incremental(Spec{.tied = true, .rope_freqs = true});
+}
+TEST(Model, Qwen2WithBiases) { expect_batch_matches_incremental(Spec{.arch = "qwen2", .qkv_bias = true}); }
+TEST(Model, Qwen3WithQkNormAndExplicitHeadDim) {
+  expect_batch_matches_incremental(Spec{.arch = "qwen3", .head_dim = 6, .qk_norm = true});
+}
+
+Status load_error(const Spec& spec) {
+  TinyModel tm(spec);
+  return tm.load().status();
+}
+
+TEST(ModelErrors, UnknownArchitectureNamesTheSupportedOnes) {
+  const Status s = load_error(Spec{.arch = "gemma"});
+  EXPECT_EQ(s.code(), Code::kUnsupported);
+  EXPECT_EQ(s.message(), "architecture \"gemma\" is not supported (supported: llama, qwen2, qwen3)");
+}
+
+TEST(ModelErrors, WrongShapeNamesTensorAndShapes) {
+  const Status s = load_error(Spec{.shape_override = {{"blk.1.attn_q.weight", {16, 8}}}});
+  EXPECT_EQ(s.code(), Code::kCorrupt);
+  EXPECT_EQ(s.message(), "tensor blk.1.attn_q.weight: expected [16, 16], found [16, 8]");
+}
+
+TEST(ModelErrors, UnsupportedTypeNamesTypeAndTensor) {
+  const Status s = load_error(Spec{.type_override = {{"blk.0.ffn_up.weight", DType::kF64}}});
+  EXPECT_EQ(s.code(), Code::kUnsupported);
+  EXPECT_NE(s.message().find("blk.0.ffn_up.weight"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("F64"), std::string::npos) << s.message();
+}
+
+TEST(ModelErrors, NormMustBeF32) {
+  const Status s = load_error(Spec{.type_override = {{"output_norm.weight", DType::kF16}}});
+  EXPECT_EQ(s.message(), "tensor output_norm.weight: expected type F32, found F16");
+}
+
+TEST(ModelErrors, MissingTensorAndKey) {
+  EXPECT_EQ(load_error(Spec{.omit = {"blk.1.ffn_up.weight"}}).message(),
+            "missing tensor blk.1.ffn_up.weight");
+  EXPECT_EQ(load_error(Spec{.arch = "qwen2"}).message(), "missing tensor blk.0.attn_q.bias");
+  EXPECT_EQ(load_error(Spec{.omit_keys = {"block_count"}}).message(), "missing key llama.block_count");
+}
+
+TEST(ModelErrors, InconsistentHeads) {
+  const Status s = load_error(Spec{.n_head = 4, .n_head_kv = 3});
+  EXPECT_EQ(s.code(), Code::kCorrupt);
+  EXPECT_NE(s.message().find("head_count_kv"), std::string::npos) << s.message();
+}
+
+TEST(ModelErrors, ForwardRejectsBadInputsAndFullContext) {
+  TinyModel tm(Spec{});
+  Result<std::unique_ptr<Model>> m = tm.load();
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  Result<KvCache> kv = KvCache::create((*m)->kv_config(4, DType::kF16));
+  ASSERT_TRUE(kv.ok());
+  const std::vector<int32_t> five = {1, 2, 3, 4, 5};
+  const Status full = (*m)->forward(tm.backend(), *kv, five, iota_positions(0, 5), false).status();
+  EXPECT_EQ(full.code(), Code::kOutOfRange);
+  EXPECT_EQ(full.message(), "context full: 5 tokens of 4");
+  const std::vector<int32_t> bad = {40};
+  EXPECT_EQ((*m)->forward(tm.backend(), *kv, bad, iota_positions(0, 1), false).status().code(),
+            Code::kInvalidArgument);
+  const std::vector<int32_t> ok = {1};
+  EXPECT_EQ((*m)->forward(tm.backend(), *kv, ok, iota_positions(2, 1), false).status().code(),
+            Code::kInvalidArgument);  // positions must continue the cache
+  EXPECT_EQ(kv->used(), 0);
+}
+
+}  // namespace
+}  // namespace paddock

@@ -1,0 +1,33 @@
+#include "model/registry.h"
+
+#include <array>
+#include <string>
+
+#include "model/arch/archs.h"
+
+namespace paddock {
+
+namespace {
+constexpr std::array kArchs = {
+    ArchEntry{"llama", load_llama},
+    ArchEntry{"qwen2", load_qwen2},
+    ArchEntry{"qwen3", load_qwen3},
+};
+static_assert(kArchs.size() == 3, "one row per file in model/arch/");
+}  // namespace
+
+std::span<const ArchEntry> architectures() { return kArchs; }
+
+Result<std::unique_ptr<Model>> load_model(const gguf::File& file, const Backend& backend) {
+  const std::optional<std::string_view> arch = file.get_string("general.architecture");
+  if (!arch) return corrupt("missing key general.architecture (expected a string)");
+  for (const ArchEntry& e : kArchs) {
+    if (e.name == *arch) return e.load(file, backend);
+  }
+  std::string names;
+  for (const ArchEntry& e : kArchs) names += (names.empty() ? "" : ", ") + std::string(e.name);
+  return unsupported("architecture \"" + std::string(*arch) + "\" is not supported (supported: " + names +
+                     ")");
+}
+
+}  // namespace paddock

@@ -1,0 +1,30 @@
+// The one explicit table of supported architectures (general.architecture -> loader).
+// Adding an architecture = one file in model/arch/ + one row in kArchs (registry.cpp).
+//   PADDOCK_ASSIGN(std::unique_ptr<Model> m, load_model(file, backend));
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "backend/backend.h"
+#include "base/status.h"
+#include "gguf/gguf.h"
+#include "model/model.h"
+
+namespace paddock {
+
+using ArchLoader = Result<std::unique_ptr<Model>> (*)(const gguf::File& file, const Backend& backend);
+
+struct ArchEntry {
+  std::string_view name;  // general.architecture
+  ArchLoader load;
+};
+
+std::span<const ArchEntry> architectures();
+
+// Reads general.architecture and loads with that row's loader. An unknown architecture is
+// kUnsupported with a message naming the supported ones. The file must outlive the model.
+Result<std::unique_ptr<Model>> load_model(const gguf::File& file, const Backend& backend);
+
+}  // namespace paddock

@@ -1,0 +1,80 @@
+#include "model/weights.h"
+
+#include <array>
+#include <vector>
+
+namespace paddock {
+
+namespace {
+
+std::string shape_string(const std::vector<int64_t>& ne) {
+  std::string s = "[";
+  for (size_t i = 0; i < ne.size(); ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::string blk(int64_t il, std::string_view suffix) {
+  return "blk." + std::to_string(il) + "." + std::string(suffix);
+}
+
+std::optional<int64_t> WeightBinder::dim(const std::string& name, size_t i) const {
+  const gguf::TensorInfo* t = file_.find_tensor(name);
+  if (t == nullptr) return std::nullopt;
+  return i < t->ne.size() ? t->ne[i] : 1;
+}
+
+Result<TensorView> WeightBinder::bind(const std::string& name, std::initializer_list<int64_t> ne) const {
+  const gguf::TensorInfo* t = file_.find_tensor(name);
+  if (t == nullptr) return corrupt("missing tensor " + name);
+  const std::vector<int64_t> want(ne);
+  // GGUF may list trailing dims of 1; [n] and [n, 1] are the same tensor.
+  std::vector<int64_t> found = t->ne;
+  while (found.size() > want.size() && found.back() == 1) found.pop_back();
+  if (found != want) {
+    return corrupt("tensor " + name + ": expected " + shape_string(want) + ", found " + shape_string(t->ne));
+  }
+  const DTypeInfo& info = dtype_info(t->type);
+  if (want[0] % info.block_size != 0) {
+    return corrupt("tensor " + name + ": row of " + std::to_string(want[0]) + " is not a whole number of " +
+                   std::string(info.name) + " blocks");
+  }
+  const std::span<const uint8_t> data = file_.tensor_data(*t);
+  TensorView v = TensorView::weight(data.data(), t->type, ne);
+  if (data.size() < v.nb[3] * static_cast<size_t>(v.ne[3])) {
+    return corrupt("tensor " + name + ": data is " + std::to_string(data.size()) +
+                   " bytes, shape needs more");
+  }
+  if (reinterpret_cast<uintptr_t>(data.data()) % 4 != 0) {
+    return corrupt("tensor " + name + ": data is not 4-byte aligned");
+  }
+  return v;
+}
+
+Result<TensorView> WeightBinder::matrix(const std::string& name, int64_t ne0, int64_t ne1, Op op) const {
+  PADDOCK_ASSIGN(TensorView v, bind(name, {ne0, ne1}));
+  const std::array<DType, 3> types = {v.type, DType::kF32, DType::kF32};
+  if (!backend_.supports(op, types)) {
+    return unsupported("tensor " + name + ": type " + std::string(dtype_name(v.type)) +
+                       " is not supported by the " + std::string(backend_.name()) + " backend for " +
+                       std::string(op_name(op)));
+  }
+  return v;
+}
+
+Result<TensorView> WeightBinder::vector(const std::string& name, int64_t n) const {
+  PADDOCK_ASSIGN(TensorView v, bind(name, {n}));
+  if (v.type != DType::kF32) {
+    return unsupported("tensor " + name + ": expected type F32, found " + std::string(dtype_name(v.type)));
+  }
+  return v;
+}
+
+Result<std::optional<TensorView>> WeightBinder::optional_vector(const std::string& name, int64_t n) const {
+  if (!has(name)) return std::optional<TensorView>();
+  PADDOCK_ASSIGN(TensorView v, vector(name, n));
+  return std::optional<TensorView>(v);
+}
+
+}  // namespace paddock
