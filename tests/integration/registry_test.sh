@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Registry round trip against Debian's docker-registry on 127.0.0.1: create a model from
+# stories260K.gguf, push, delete locally, pull back (byte-identical blobs and manifest);
+# a pull whose connections are cut midway resumes with Range and verifies; a pull killed
+# midway leaves a partial that the next pull continues; a corrupted blob on the registry
+# fails with "digest mismatch" and leaves neither blob nor manifest behind.
+# Usage: registry_test.sh DRIVER   (env PADDOCK_FIXTURES). Exit 77 = skipped.
+set -euo pipefail
+driver=$1
+here=$(cd "$(dirname "$0")" && pwd)
+gguf=${PADDOCK_FIXTURES:-}/models/stories260K.gguf
+if ! command -v docker-registry >/dev/null; then echo "SKIP: docker-registry is not installed"; exit 77; fi
+if [ ! -f "$gguf" ]; then echo "SKIP: fixture $gguf is missing (set PADDOCK_FIXTURES)"; exit 77; fi
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; [ -f "$tmp/registry.log" ] && tail -20 "$tmp/registry.log"; exit 1; }
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$tmp/config.yml" <<YML
+version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: $tmp/registry
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:$port
+YML
+docker-registry serve "$tmp/config.yml" >"$tmp/registry.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do
+  if python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v2/')" 2>/dev/null; then break; fi
+  sleep 0.1
+done
+python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v2/')" || fail "registry did not start"
+
+store=$tmp/store
+name=127.0.0.1:$port/test/stories:latest
+manifest=$store/manifests/127.0.0.1:$port/test/stories/latest
+"$driver" create "$store" "$name" "$gguf" || fail "create"
+mkdir "$tmp/orig"
+cp "$store"/blobs/sha256-* "$tmp/orig/"
+cp "$manifest" "$tmp/orig.manifest"
+model_hex=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1])); print([l for l in m['layers'] if l['mediaType'].endswith('.model')][0]['digest'][7:])" "$manifest")
+
+same_as_original() {
+  cmp "$tmp/orig.manifest" "$1" || fail "manifest differs after $2"
+  for f in "$tmp"/orig/*; do cmp "$f" "$store/blobs/$(basename "$f")" || fail "blob $(basename "$f") differs after $2"; done
+  if ls -A "$store/blobs" | grep -q paddock-tmp; then fail "temp/partial files left after $2"; fi
+}
+
+echo "== push"
+"$driver" push "$store" "$name" >"$tmp/push.log" || fail "push"
+grep -q '"status":"pushing manifest"' "$tmp/push.log" || fail "no pushing manifest event"
+grep -q '"status":"success"' "$tmp/push.log" || fail "push did not report success"
+"$driver" push "$store" "$name" >"$tmp/push2.log" || fail "second push (all blobs exist)"
+
+echo "== delete + pull"
+"$driver" rm "$store" "$name" || fail "rm"
+[ ! -e "$store/blobs/sha256-$model_hex" ] || fail "rm left the model blob"
+"$driver" pull "$store" "$name" >"$tmp/pull.log" || fail "pull"
+for s in 'pulling manifest' "pulling ${model_hex:0:12}" 'verifying sha256 digest' 'writing manifest' 'success'; do
+  grep -q "\"status\":\"$s\"" "$tmp/pull.log" || fail "pull did not report '$s'"
+done
+same_as_original "$manifest" pull
+
+echo "== unknown model"
+if "$driver" pull "$store" "127.0.0.1:$port/test/nope:latest" 2>"$tmp/err.log"; then fail "pull of a missing model succeeded"; fi
+grep -q "pull model manifest: file does not exist" "$tmp/err.log" || fail "unexpected 404 message: $(cat "$tmp/err.log")"
+
+echo "== connections cut every 300000 bytes: resumed with Range"
+coproc CUT { exec python3 "$here/registry_proxy.py" "$port" cut 300000; }
+pids+=($CUT_PID)
+read -r cut_port <&"${CUT[0]}"
+"$driver" rm "$store" "$name"
+cut_name=127.0.0.1:$cut_port/test/stories:latest
+"$driver" pull "$store" "$cut_name" --retry-ms 10 >"$tmp/cut.log" 2>&1 || fail "pull through a cutting proxy: $(tail -3 "$tmp/cut.log")"
+same_as_original "$store/manifests/127.0.0.1:$cut_port/test/stories/latest" "a cut pull"
+kill "$CUT_PID"
+
+echo "== killed pull, then resumed"
+"$driver" rm "$store" "$cut_name"
+[ ! -e "$store/blobs/sha256-$model_hex" ] || fail "rm left the model blob"
+coproc STALL { exec python3 "$here/registry_proxy.py" "$port" stall 300000; }
+pids+=($STALL_PID)
+read -r stall_port <&"${STALL[0]}"
+"$driver" pull "$store" "127.0.0.1:$stall_port/test/stories:latest" >"$tmp/stall.log" 2>&1 &
+puller=$!
+pids+=($puller)
+partial=$store/blobs/.paddock-tmp-partial-sha256-$model_hex
+for _ in $(seq 300); do
+  [ -s "$partial" ] && break
+  sleep 0.1
+done
+[ -s "$partial" ] || fail "no partial file appeared"
+kill -9 "$puller"
+wait "$puller" 2>/dev/null || true
+[ ! -e "$store/blobs/sha256-$model_hex" ] || fail "a killed pull made the blob visible"
+"$driver" pull "$store" "$name" >"$tmp/resume.log" || fail "resumed pull"
+python3 - "$tmp/resume.log" "$model_hex" <<'PY' || fail "resumed pull started from 0"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+first = [e for e in events if e.get("digest") == "sha256:" + sys.argv[2]][0]
+sys.exit(0 if first["completed"] > 0 else 1)
+PY
+same_as_original "$manifest" "a resumed pull"
+
+echo "== corrupted blob on the registry"
+"$driver" rm "$store" "$name"
+data=$(find "$tmp/registry" -path "*/blobs/sha256/*/$model_hex/data")
+[ -f "$data" ] || fail "registry blob file not found"
+python3 -c "import sys; f=open(sys.argv[1],'r+b'); f.seek(1000); b=f.read(1); f.seek(1000); f.write(bytes([b[0]^0xff]))" "$data"
+if "$driver" pull "$store" "$name" >/dev/null 2>"$tmp/corrupt.log"; then fail "pull of a corrupted blob succeeded"; fi
+grep -q "digest mismatch" "$tmp/corrupt.log" || fail "unexpected corruption message: $(cat "$tmp/corrupt.log")"
+[ ! -e "$store/blobs/sha256-$model_hex" ] || fail "corrupted blob became visible"
+[ ! -e "$partial" ] || fail "corrupted partial left behind"
+[ ! -e "$manifest" ] || fail "manifest written despite a corrupted blob"
+echo "== hostile registry"
+coproc HOSTILE { exec python3 "$here/registry_hostile.py"; }
+pids+=($HOSTILE_PID)
+read -r hostile_port <&"${HOSTILE[0]}"
+hostile() {  # MODEL EXPECTED-MESSAGE
+  if "$driver" pull "$tmp/hostile-store" "127.0.0.1:$hostile_port/test/$1:latest" --retry-ms 1 >/dev/null 2>"$tmp/h.log"; then
+    fail "pull of hostile $1 succeeded"
+  fi
+  grep -q "$2" "$tmp/h.log" || fail "hostile $1: expected '$2', got: $(cat "$tmp/h.log")"
+}
+hostile loop "too many redirects"
+hostile scheme "only http and https are allowed"
+hostile traversal "digest"
+hostile huge "size"
+hostile long "larger than the 10 bytes the manifest says"
+if find "$tmp/hostile-store" -path "*manifests*" -type f | grep -q .; then fail "a hostile pull wrote a manifest"; fi
+if ls -A "$tmp/hostile-store/blobs" | grep -q .; then fail "a hostile pull left blob files: $(ls -A "$tmp/hostile-store/blobs")"; fi
+echo "PASS"
