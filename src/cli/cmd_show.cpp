@@ -1,6 +1,5 @@
 // `paddock show FILE.gguf [--verbose|-v] [--json]`: what `ollama show` prints, read from a local
-// GGUF file. An argument that is not a file path is a model name, served by the store/server
-// once they exist (show_model_name).
+// GGUF file. An argument that is not a file path is a model name, shown by the server.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/client_ops.h"
 #include "cli/commands.h"
 #include "gguf/gguf.h"
 #include "gguf/summary.h"
@@ -17,12 +17,15 @@ namespace paddock::cli {
 
 namespace {
 
-constexpr const char* kUsage = "Usage:\n  paddock show FILE.gguf|MODEL [--verbose|-v] [--json]\n";
+constexpr const char* kUsage =
+    "Usage:\n  paddock show FILE.gguf|MODEL [--verbose|-v] [--json]\n"
+    "  paddock show MODEL [--license|--modelfile|--parameters|--system|--template]\n";
 constexpr size_t kArrayItemsShown = 3;
 constexpr size_t kStringBytesShown = 120;
 
 struct ShowOptions {
   std::string target;
+  std::string selector;  // "", or license/modelfile/parameters/system/template (model names)
   bool verbose = false;
   bool json = false;
 };
@@ -162,13 +165,13 @@ int show_file(const ShowOptions& o) {
   return 0;
 }
 
-// Model names need the store and the server; until they exist, say so plainly.
+// Model names are shown by the server, like `ollama show`.
 int show_model_name(const ShowOptions& o) {
-  std::fprintf(stderr,
-               "Error: '%s' is not a file, and showing models by name needs the model store, which is not "
-               "available yet; pass the path of a .gguf file\n",
-               o.target.c_str());
-  return 1;
+  if (o.json) {
+    std::fprintf(stderr, "Error: --json is for GGUF files; for a model name use /api/show\n");
+    return 1;
+  }
+  return show_model_over_http(o.target, o.selector, o.verbose);
 }
 
 bool looks_like_path(const std::string& s) {
@@ -185,6 +188,9 @@ int run_show(int argc, char** argv) {
       o.verbose = true;
     } else if (a == "--json") {
       o.json = true;
+    } else if (a == "--license" || a == "--modelfile" || a == "--parameters" || a == "--system" ||
+               a == "--template") {
+      o.selector = a.substr(2);
     } else if (a == "-h" || a == "--help") {
       std::printf("Show information about a model (a GGUF file or a model name)\n\n%s", kUsage);
       return 0;

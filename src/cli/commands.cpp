@@ -7,7 +7,23 @@ namespace paddock::cli {
 
 namespace {
 constexpr std::array kCommands = {
+    Command{"serve", "Start paddock", run_serve},
+    Command{"create", "Create a model from a Modelfile", run_create},
     Command{"show", "Show information about a model (a GGUF file or a model name)", run_show},
+    Command{"run", "Run a model", run_run},
+    Command{"stop", "Stop a running model", run_stop},
+    Command{"pull", "Pull a model from a registry", run_pull},
+    Command{"push", "Push a model to a registry", run_push},
+    Command{"list", "List models", run_list},
+    Command{"ls", "List models (alias of list)", run_list},
+    Command{"ps", "List running models", run_ps},
+    Command{"cp", "Copy a model", run_cp},
+    Command{"rm", "Remove a model", run_rm},
+    Command{"eval", "Evaluate prompts and print logits and greedy tokens as JSON lines", run_eval},
+    Command{"tokenize", "Tokenize text with a model's vocabulary", run_tokenize},
+    Command{"template", "Render a chat template for a conversation", run_template},
+    Command{"bench", "Measure prompt and generation speed (llama-bench style)", run_bench},
+    Command{"runner", "Serve one model for the server (started by serve, not by hand)", run_runner},
     Command{"help", "Help about any command", run_help},
 };
 }  // namespace

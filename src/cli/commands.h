@@ -22,5 +22,20 @@ int run_help(int argc, char** argv);
 
 // Declarations of every command entry point (one per cmd_*.cpp).
 int run_show(int argc, char** argv);
+int run_serve(int argc, char** argv);
+int run_template(int argc, char** argv);
+int run_bench(int argc, char** argv);
+int run_tokenize(int argc, char** argv);
+int run_eval(int argc, char** argv);
+int run_run(int argc, char** argv);
+int run_create(int argc, char** argv);
+int run_pull(int argc, char** argv);
+int run_push(int argc, char** argv);
+int run_list(int argc, char** argv);
+int run_ps(int argc, char** argv);
+int run_cp(int argc, char** argv);
+int run_rm(int argc, char** argv);
+int run_stop(int argc, char** argv);
+int run_runner(int argc, char** argv);
 
 }  // namespace paddock::cli

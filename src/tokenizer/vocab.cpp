@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iterator>
 
+#include "base/log.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/unicode.h"
 
@@ -61,13 +62,15 @@ Status read_id(const gguf::File& f, std::string_view key, int32_t n_tokens, int3
   if (!i)
     return corrupt(std::string(key) + ": expected an integer token id, found " +
                    std::string(gguf::value_type_name(v->type)));
-  if (*i == -1) {  // some converters write -1 for "none"
+  if (*i == -1 || *i == 0xFFFFFFFFll) {  // converters write -1 (or u32 -1) for "none"
     id = kNoToken;
     return Status::ok();
   }
   if (*i < 0 || *i >= n_tokens) {
-    return corrupt(std::string(key) + ": expected a token id below " + std::to_string(n_tokens) + ", found " +
-                   std::to_string(*i));
+    // llama.cpp warns about a bad special token and keeps the default id; so do we.
+    log_warn(std::string(key) + ": token id " + std::to_string(*i) + " is not below the vocabulary size " +
+             std::to_string(n_tokens) + "; ignored");
+    return Status::ok();
   }
   id = static_cast<int32_t>(*i);
   return Status::ok();

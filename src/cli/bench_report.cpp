@@ -1,0 +1,132 @@
+#include "cli/bench_report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace paddock::cli {
+
+namespace {
+
+std::string printf_string(const char* fmt, double a, double b = 0) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, a, b);
+  return buf;
+}
+
+std::string human_size(uint64_t bytes) {
+  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
+  return mib >= 1024.0 ? printf_string("%.2f GiB", mib / 1024.0) : printf_string("%.2f MiB", mib);
+}
+
+std::string human_params(uint64_t n) {
+  const double d = static_cast<double>(n);
+  if (d >= 1e9) return printf_string("%.2f B", d / 1e9);
+  if (d >= 1e6) return printf_string("%.2f M", d / 1e6);
+  return printf_string("%.2f K", d / 1e3);
+}
+
+}  // namespace
+
+Stat mean_sd(std::span<const double> samples) {
+  Stat s;
+  if (samples.empty()) return s;
+  for (double v : samples) s.mean += v;
+  s.mean /= static_cast<double>(samples.size());
+  if (samples.size() > 1) {
+    double sq = 0;
+    for (double v : samples) sq += (v - s.mean) * (v - s.mean);
+    s.sd = std::sqrt(sq / static_cast<double>(samples.size() - 1));
+  }
+  return s;
+}
+
+double BenchReport::decode_efficiency() const {
+  if (bandwidth_gbs <= 0) return 0;
+  return tg_tps.mean * static_cast<double>(bytes_per_token) / (bandwidth_gbs * 1e9);
+}
+
+uint64_t weight_bytes_per_token(const gguf::File& file) {
+  const bool tied = file.find_tensor("output.weight") == nullptr;
+  uint64_t bytes = 0;
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    if (t.ne.size() < 2) continue;
+    if (t.name == "token_embd.weight" && !tied) continue;
+    bytes += t.n_bytes;
+  }
+  return bytes;
+}
+
+uint64_t total_tensor_bytes(const gguf::File& file) {
+  uint64_t bytes = 0;
+  for (const gguf::TensorInfo& t : file.tensors()) bytes += t.n_bytes;
+  return bytes;
+}
+
+uint64_t total_params(const gguf::File& file) {
+  uint64_t n = 0;
+  for (const gguf::TensorInfo& t : file.tensors()) n += t.n_elements;
+  return n;
+}
+
+std::optional<uint64_t> peak_rss_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  constexpr std::string_view kKey = "VmHWM:";
+  while (std::getline(in, line)) {
+    if (!line.starts_with(kKey)) continue;
+    unsigned long long kib = 0;
+    if (std::sscanf(line.c_str() + kKey.size(), "%llu", &kib) != 1) return std::nullopt;
+    return static_cast<uint64_t>(kib) * 1024;
+  }
+  return std::nullopt;
+}
+
+std::string format_text(const BenchReport& r) {
+  const std::string model = r.arch + " " + r.model + " " + r.type;
+  const std::string size = human_size(r.size_bytes);
+  const std::string params = human_params(r.n_params);
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "| %-40s | %12s | %10s | %-7s | %7s | %13s | %20s |\n", "model", "size",
+                "params", "backend", "threads", "test", "t/s");
+  out += buf;
+  out += "| " + std::string(40, '-') +
+         " | -----------: | ---------: | ------- | ------: | ------------: | "
+         "-------------------: |\n";
+  auto row = [&](const std::string& test, const Stat& s) {
+    const std::string tps = printf_string("%.2f ± %.2f", s.mean, s.sd);
+    std::snprintf(buf, sizeof buf, "| %-40s | %12s | %10s | %-7s | %7d | %13s | %21s |\n", model.c_str(),
+                  size.c_str(), params.c_str(), "CPU", r.threads, test.c_str(), tps.c_str());
+    out += buf;
+  };
+  row("pp" + std::to_string(r.n_prompt), r.pp_tps);
+  row("tg" + std::to_string(r.n_gen), r.tg_tps);
+  std::snprintf(
+      buf, sizeof buf,
+      "\nread bandwidth: %.2f GB/s (%d threads); bytes read per token: %.1f MB; decode efficiency: %.3f\n"
+      "peak RSS: %s\n",
+      r.bandwidth_gbs, r.threads, static_cast<double>(r.bytes_per_token) / 1e6, r.decode_efficiency(),
+      human_size(r.peak_rss_bytes).c_str());
+  out += buf;
+  return out;
+}
+
+std::string format_json(const BenchReport& r) {
+  nlohmann::ordered_json j;
+  j["model"] = r.model;
+  j["type"] = r.type;
+  j["size_bytes"] = r.size_bytes;
+  j["threads"] = r.threads;
+  j["pp" + std::to_string(r.n_prompt) + "_tps"] = {r.pp_tps.mean, r.pp_tps.sd};
+  j["tg" + std::to_string(r.n_gen) + "_tps"] = {r.tg_tps.mean, r.tg_tps.sd};
+  j["bandwidth_gbs"] = r.bandwidth_gbs;
+  j["decode_efficiency"] = r.decode_efficiency();
+  j["peak_rss_bytes"] = r.peak_rss_bytes;
+  return j.dump() + "\n";
+}
+
+}  // namespace paddock::cli

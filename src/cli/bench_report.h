@@ -1,0 +1,54 @@
+// What `paddock bench` prints: llama-bench's markdown table (model, size, params, backend,
+// threads, test, t/s) plus bandwidth, decode efficiency and peak RSS, or one JSON object.
+// Decode efficiency = tg tokens/s x bytes read per token / read bandwidth, where bytes per
+// token are those of every weight matrix a decode step streams (see weight_bytes_per_token).
+//   BenchReport r{...}; std::fputs(format_text(r).c_str(), stdout);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "gguf/gguf.h"
+
+namespace paddock::cli {
+
+struct Stat {
+  double mean = 0;
+  double sd = 0;  // sample standard deviation (n - 1), 0 for one sample
+};
+Stat mean_sd(std::span<const double> samples);
+
+struct BenchReport {
+  std::string model;  // general.name, or the file name
+  std::string arch;
+  std::string type;  // file type name ("Q4_K_M"), or "unknown"
+  uint64_t size_bytes = 0;
+  uint64_t n_params = 0;
+  uint64_t bytes_per_token = 0;
+  int threads = 0;
+  int n_prompt = 0;
+  int n_gen = 0;
+  Stat pp_tps;
+  Stat tg_tps;
+  double bandwidth_gbs = 0;
+  uint64_t peak_rss_bytes = 0;
+
+  double decode_efficiency() const;
+};
+
+// Bytes a decode step reads: every tensor of two or more dimensions (the matmul weights and
+// the output head) except token_embd, which counts only when it is the head (no output.weight):
+// a decode looks up a single row of it otherwise. Norms and other 1-D tensors are left out.
+uint64_t weight_bytes_per_token(const gguf::File& file);
+uint64_t total_tensor_bytes(const gguf::File& file);
+uint64_t total_params(const gguf::File& file);
+
+// The process's peak resident set (VmHWM of /proc/self/status); nullopt where unreadable.
+std::optional<uint64_t> peak_rss_bytes();
+
+std::string format_text(const BenchReport& r);
+std::string format_json(const BenchReport& r);
+
+}  // namespace paddock::cli

@@ -1,0 +1,258 @@
+#include "cli/bench_synthetic.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <numbers>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "base/threadpool.h"
+#include "gguf/writer.h"
+#include "quant/quant.h"
+#include "tensor/dtype.h"
+
+namespace paddock::cli {
+
+namespace {
+
+constexpr std::array kShapes = {
+    SyntheticShape{"llama3.2-1b", "llama", 2048, 16, 32, 8, 64, 8192, 128256, true, false, 1e-5f, 500000.0f},
+    SyntheticShape{"llama3.2-3b", "llama", 3072, 28, 24, 8, 128, 8192, 128256, true, false, 1e-5f, 500000.0f},
+    SyntheticShape{"qwen3-0.6b", "qwen3", 1024, 28, 16, 8, 128, 3072, 128256, true, true, 1e-6f, 1000000.0f},
+    SyntheticShape{"llama3.1-8b", "llama", 4096, 32, 32, 8, 128, 14336, 128256, false, false, 1e-5f,
+                   500000.0f},
+    // Hidden: small enough for tests to build, save and bench in a second.
+    SyntheticShape{"tiny", "llama", 256, 2, 8, 4, 32, 768, 1024, true, false, 1e-5f, 500000.0f},
+};
+constexpr std::string_view kHiddenShape = "tiny";
+constexpr int64_t kContextLength = 131072;
+// Distinct random rows per tensor shape; the rest of the rows repeat them.
+constexpr int64_t kSampleRows = 8;
+// Placeholder vocabulary: <unk>, <s>, </s>, then the 256 byte tokens llama.cpp's SPM loader
+// looks up (<0x0A> for the line feed), then "tok<N>".
+constexpr int kSpecialTokens = 3;
+constexpr int kByteTokens = 256;
+// llama_token_type values.
+constexpr int32_t kTokenNormal = 1;
+constexpr int32_t kTokenUnknown = 2;
+constexpr int32_t kTokenControl = 3;
+constexpr int32_t kTokenByte = 6;
+
+enum class Init { kNorm, kProjection, kEmbedding };
+
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> ne;
+  Init init;
+};
+
+// splitmix64: fast, seedable, good enough for weights whose values do not matter.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t next() {
+    uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  double normal() {                                                           // Box-Muller
+    const double u1 = 1.0 - uniform();
+    const double u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  }
+
+ private:
+  uint64_t s_;
+};
+
+std::vector<TensorSpec> tensor_specs(const SyntheticShape& s, int64_t n_vocab) {
+  const int64_t q_dim = s.n_head * s.head_dim;
+  const int64_t kv_dim = s.n_head_kv * s.head_dim;
+  std::vector<TensorSpec> out;
+  out.push_back({"token_embd.weight", {s.n_embd, n_vocab}, Init::kEmbedding});
+  for (int64_t l = 0; l < s.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    out.push_back({p + "attn_norm.weight", {s.n_embd}, Init::kNorm});
+    out.push_back({p + "attn_q.weight", {s.n_embd, q_dim}, Init::kProjection});
+    out.push_back({p + "attn_k.weight", {s.n_embd, kv_dim}, Init::kProjection});
+    out.push_back({p + "attn_v.weight", {s.n_embd, kv_dim}, Init::kProjection});
+    out.push_back({p + "attn_output.weight", {q_dim, s.n_embd}, Init::kProjection});
+    if (s.qk_norm) {
+      out.push_back({p + "attn_q_norm.weight", {s.head_dim}, Init::kNorm});
+      out.push_back({p + "attn_k_norm.weight", {s.head_dim}, Init::kNorm});
+    }
+    out.push_back({p + "ffn_norm.weight", {s.n_embd}, Init::kNorm});
+    out.push_back({p + "ffn_gate.weight", {s.n_embd, s.n_ff}, Init::kProjection});
+    out.push_back({p + "ffn_up.weight", {s.n_embd, s.n_ff}, Init::kProjection});
+    out.push_back({p + "ffn_down.weight", {s.n_ff, s.n_embd}, Init::kProjection});
+  }
+  out.push_back({"output_norm.weight", {s.n_embd}, Init::kNorm});
+  if (!s.tied) out.push_back({"output.weight", {s.n_embd, n_vocab}, Init::kProjection});
+  return out;
+}
+
+// kSampleRows random rows of one tensor, quantized to `type`, repeated over all its rows.
+std::vector<uint8_t> make_tensor_bytes(DType type, const std::vector<int64_t>& ne, Init init, uint64_t seed,
+                                       ThreadPool& pool) {
+  const int64_t row_len = ne[0];
+  int64_t n_rows = 1;
+  for (size_t d = 1; d < ne.size(); ++d) n_rows *= ne[d];
+  const int64_t sample_rows = std::min(n_rows, kSampleRows);
+  Rng rng(seed);
+  std::vector<float> values(static_cast<size_t>(sample_rows * row_len));
+  const double std_dev = init == Init::kEmbedding ? 0.2 : 1.0 / std::sqrt(static_cast<double>(row_len));
+  for (float& v : values) {
+    v = init == Init::kNorm ? static_cast<float>(0.9 + 0.2 * rng.uniform())
+                            : static_cast<float>(std_dev * rng.normal());
+  }
+  const std::vector<uint8_t> sample = quantize(type, values);
+  const size_t row_bytes = sample.size() / static_cast<size_t>(sample_rows);
+  std::vector<uint8_t> out(row_bytes * static_cast<size_t>(n_rows));
+  pool.parallel_for(n_rows, [&](int64_t begin, int64_t end, int) {
+    for (int64_t r = begin; r < end; ++r) {
+      std::memcpy(out.data() + static_cast<size_t>(r) * row_bytes,
+                  sample.data() + static_cast<size_t>(r % sample_rows) * row_bytes, row_bytes);
+    }
+  });
+  return out;
+}
+
+void set_placeholder_vocab(gguf::Writer& w, int64_t n_vocab) {
+  std::vector<std::string> tokens;
+  std::vector<float> scores;
+  std::vector<int32_t> types;
+  tokens.reserve(static_cast<size_t>(n_vocab));
+  for (int64_t i = 0; i < n_vocab; ++i) {
+    if (i == 0) {
+      tokens.emplace_back("<unk>");
+    } else if (i == 1) {
+      tokens.emplace_back("<s>");
+    } else if (i == 2) {
+      tokens.emplace_back("</s>");
+    } else if (i < kSpecialTokens + kByteTokens) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "<0x%02X>", static_cast<unsigned>(i - kSpecialTokens));
+      tokens.emplace_back(buf);
+    } else {
+      tokens.push_back("tok" + std::to_string(i));
+    }
+    const bool normal = i >= kSpecialTokens + kByteTokens;
+    scores.push_back(normal ? -static_cast<float>(i) : 0.0f);
+    types.push_back(i == 0               ? kTokenUnknown
+                    : i < kSpecialTokens ? kTokenControl
+                    : normal             ? kTokenNormal
+                                         : kTokenByte);
+  }
+  w.set_string("tokenizer.ggml.model", "llama");
+  w.set_array_str("tokenizer.ggml.tokens", tokens);
+  w.set_array_f32("tokenizer.ggml.scores", scores);
+  w.set_array_i32("tokenizer.ggml.token_type", types);
+  w.set_u32("tokenizer.ggml.unknown_token_id", 0);
+  w.set_u32("tokenizer.ggml.bos_token_id", 1);
+  w.set_u32("tokenizer.ggml.eos_token_id", 2);
+  w.set_bool("tokenizer.ggml.add_bos_token", true);
+}
+
+Result<int64_t> copy_vocab(gguf::Writer& w, const gguf::File& vocab) {
+  const gguf::Value* tokens = vocab.get_array("tokenizer.ggml.tokens");
+  if (tokens == nullptr || tokens->items.empty()) {
+    return invalid_argument("--vocab: expected a GGUF file with a tokenizer.ggml.tokens array, found none");
+  }
+  for (const gguf::KeyValue& kv : vocab.metadata()) {
+    if (kv.key.starts_with("tokenizer.")) w.set_value(kv.key, kv.value);
+  }
+  return static_cast<int64_t>(tokens->items.size());
+}
+
+void set_hparams(gguf::Writer& w, const SyntheticShape& s, FileType ftype, int64_t n_vocab) {
+  const std::string a(s.arch);
+  w.set_string("general.architecture", s.arch);
+  w.set_string("general.name", "synthetic " + std::string(s.name));
+  w.set_u32("general.file_type", static_cast<uint32_t>(ftype));
+  w.set_u32("general.quantization_version", 2);
+  w.set_u32(a + ".context_length", kContextLength);
+  w.set_u32(a + ".embedding_length", static_cast<uint32_t>(s.n_embd));
+  w.set_u32(a + ".block_count", static_cast<uint32_t>(s.n_layer));
+  w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(s.n_head));
+  w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  w.set_f32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+  w.set_f32(a + ".rope.freq_base", s.rope_freq_base);
+  w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.head_dim));
+  if (s.head_dim * s.n_head != s.n_embd) {
+    w.set_u32(a + ".attention.key_length", static_cast<uint32_t>(s.head_dim));
+    w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(s.head_dim));
+  }
+  w.set_u32(a + ".vocab_size", static_cast<uint32_t>(n_vocab));
+}
+
+}  // namespace
+
+Result<const SyntheticShape*> find_synthetic_shape(std::string_view name) {
+  for (const SyntheticShape& s : kShapes) {
+    if (s.name == name) return &s;
+  }
+  return invalid_argument("unknown --shape \"" + std::string(name) + "\": expected one of " +
+                          synthetic_shape_names());
+}
+
+std::string synthetic_shape_names() {
+  std::string out;
+  for (const SyntheticShape& s : kShapes) {
+    if (s.name == kHiddenShape) continue;
+    if (!out.empty()) out += '|';
+    out += s.name;
+  }
+  return out;
+}
+
+Status write_synthetic_model(const SyntheticShape& shape, FileType ftype, const gguf::File* vocab,
+                             int n_threads, const std::string& path) {
+  gguf::Writer w;
+  int64_t n_vocab = shape.n_vocab;
+  // Vocabulary keys go after the hyperparameters; the size must be known first.
+  gguf::Writer vocab_keys;
+  if (vocab != nullptr) {
+    PADDOCK_ASSIGN(n_vocab, copy_vocab(vocab_keys, *vocab));
+  } else {
+    set_placeholder_vocab(vocab_keys, n_vocab);
+  }
+  set_hparams(w, shape, ftype, n_vocab);
+  for (const gguf::KeyValue& kv : vocab_keys.metadata()) w.set_value(kv.key, kv.value);
+
+  const std::vector<TensorSpec> specs = tensor_specs(shape, n_vocab);
+  std::vector<MixTensor> mix;
+  mix.reserve(specs.size());
+  for (const TensorSpec& t : specs) {
+    mix.push_back({t.name, DType::kF32, static_cast<int>(t.ne.size()), t.ne[0]});
+  }
+  MixModel model;
+  model.arch = shape.arch;
+  model.n_layer = static_cast<int>(shape.n_layer);
+  model.n_head = static_cast<int>(shape.n_head);
+  model.n_head_kv = static_cast<int>(shape.n_head_kv);
+  const std::vector<DType> types = plan_mix(ftype, mix, model);
+
+  // One buffer per distinct (type, shape, init): the layers share their bytes.
+  ThreadPool pool(n_threads);
+  std::map<std::tuple<DType, std::vector<int64_t>, Init>, std::vector<uint8_t>> buffers;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& t = specs[i];
+    auto key = std::make_tuple(types[i], t.ne, t.init);
+    auto it = buffers.find(key);
+    if (it == buffers.end()) {
+      const uint64_t seed = 0x5eed0000ULL + buffers.size();
+      it = buffers.emplace(key, make_tensor_bytes(types[i], t.ne, t.init, seed, pool)).first;
+    }
+    PADDOCK_TRY(w.add_tensor_view(t.name, types[i], t.ne, it->second));
+  }
+  return w.write_file(path);
+}
+
+}  // namespace paddock::cli

@@ -1,0 +1,14 @@
+// `paddock runner --fd N --parent-pid P --model FILE [--ctx N] ...`: the runner child process
+// that `serve` starts for each loaded model (runner/subprocess_runner.h). Not for people: it
+// speaks the runner protocol on the inherited socket --fd and dies with its parent.
+#include "cli/commands.h"
+#include "runner/in_process_runner.h"
+#include "runner/runner_child.h"
+
+namespace paddock::cli {
+
+int run_runner(int argc, char** argv) {
+  return runner::run_runner_child(argc, argv, runner::make_in_process_factory());
+}
+
+}  // namespace paddock::cli

@@ -1,0 +1,85 @@
+// One completion over one sequence: tokenize, fit the prompt to the context, prefill in
+// batches, then sample / detokenize / stop-check token by token, streaming text to a callback.
+// Invariants: emitted text never splits a UTF-8 character and never contains (or runs past)
+// a stop string; the callback sees pieces in order; cancellation (callback returning false
+// or is_cancelled()) is noticed between prefill batches and between decode steps and
+// returns kCancelled. The KV cache is cleared at the start. See docs/engine-loop.md.
+//   PADDOCK_ASSIGN(KvCache kv, m->make_kv_cache());
+//   PADDOCK_ASSIGN(CompletionStats st, complete(*m, kv, params, [](const Piece& p) { ...; return true; }));
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/loaded_model.h"
+#include "kv/kv_cache.h"
+#include "sample/sampler.h"
+
+namespace paddock::engine {
+
+// Sampler defaults as Ollama's runner uses them: api.DefaultOptions, except repeat_penalty
+// 1.0 (current Ollama code, reference ollama.md §5.3), so temperature 0 is plain argmax.
+sample::SamplerParams default_sampler_params();
+
+struct CompletionParams {
+  std::string prompt;           // tokenized when `tokens` is empty
+  std::vector<int32_t> tokens;  // a pre-tokenized prompt (wins over `prompt`)
+  bool add_special = true;      // BOS/EOS as the vocabulary says
+  bool parse_special = true;    // templated prompts spell control tokens as text
+  sample::SamplerParams sampling = default_sampler_params();
+  // > 0: at most this many tokens; -1 (unlimited), -2 (fill the context) and 0 all run until
+  // the context is full, since there is no context shift yet.
+  int64_t num_predict = -1;
+  int64_t num_keep = 4;  // prompt tokens kept at the start when the prompt must be cut; -1 = all
+  std::vector<std::string> stop;
+  std::string format;                  // "" | "json" | a JSON schema (JSON text): constrains output to it
+  std::string grammar;                 // GBNF text (root rule "root"); exclusive with format
+  std::function<bool()> is_cancelled;  // may be empty
+};
+
+struct TokenInfo {
+  int32_t id = 0;
+  std::string text;  // the token's bytes (may be part of a UTF-8 character)
+  float logprob = 0;
+  std::vector<TokenInfo> top;  // alternatives, best first; only on the sampled token
+};
+
+// A piece of output: text plus, when logprobs were asked for, the tokens that produced it.
+struct Piece {
+  std::string text;
+  std::vector<TokenInfo> logprobs;
+};
+// Returning false cancels the completion.
+using PieceFn = std::function<bool(const Piece&)>;
+
+struct CompletionStats {
+  std::string done_reason;  // "stop" (EOG token or stop string) | "length" (num_predict or full context)
+  int64_t prompt_eval_count = 0;  // prompt tokens evaluated (after truncation)
+  int64_t prompt_eval_duration_ns = 0;
+  int64_t eval_count = 0;  // tokens sampled, the EOG token included
+  int64_t eval_duration_ns = 0;
+  bool truncated = false;  // the prompt did not fit and was cut (num_keep rule)
+};
+
+// Runs one completion; the final held-back text (if any) is delivered to on_piece before
+// returning. Errors: empty prompt, bad format/grammar/options (kInvalidArgument),
+// cancellation (kCancelled), model failures.
+Result<CompletionStats> complete(const LoadedModel& model, KvCache& kv, const CompletionParams& params,
+                                 const PieceFn& on_piece);
+
+// Fits a prompt into n_ctx tokens as Ollama's runner does: when it is longer, keep the first
+// min(num_keep, n_ctx - 1) tokens (num_keep < 0: as many as possible) and the last ones.
+std::vector<int32_t> fit_prompt(std::vector<int32_t> tokens, int64_t n_ctx, int64_t num_keep);
+
+// `paddock eval --prompt` and other simple callers: generates from `prompt` (raw text,
+// tokenized with BOS, control tokens parsed) with a fresh KV cache, streaming text to
+// on_text (may be empty; returning false cancels). Returns the whole text.
+Result<std::string> generate(const LoadedModel& model, std::string_view prompt,
+                             const CompletionParams& params,
+                             const std::function<bool(std::string_view)>& on_text = {});
+
+}  // namespace paddock::engine

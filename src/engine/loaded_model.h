@@ -1,0 +1,82 @@
+// A model ready to generate with: the mapped GGUF file, its tokenizer, the model's weights
+// bound in place, and the backend that runs them, plus the load-time settings (context
+// size, batch size). Immutable after load except for the backend's internal scratch, so one
+// completion runs at a time per LoadedModel (each with its own KvCache).
+//   PADDOCK_ASSIGN(auto m, LoadedModel::load("stories260K.gguf", {.backend = BackendKind::kRef}));
+//   PADDOCK_ASSIGN(KvCache kv, m->make_kv_cache());
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backend/backend.h"
+#include "base/status.h"
+#include "gguf/gguf.h"
+#include "kv/kv_cache.h"
+#include "model/model.h"
+#include "sample/grammar_matcher.h"
+#include "tokenizer/tokenizer.h"
+
+namespace paddock::engine {
+
+// Ollama's CPU default (reference ollama.md: 4096 below 23 GiB of VRAM), clamped to the
+// model's trained context; OLLAMA_CONTEXT_LENGTH / PADDOCK_CONTEXT_LENGTH overrides it.
+inline constexpr int64_t kDefaultNumCtx = 4096;
+inline constexpr int64_t kMinNumCtx = 4;  // Ollama clamps num_ctx to at least 4
+inline constexpr int64_t kDefaultNumBatch = 512;
+
+enum class BackendKind {
+  kAuto,  // the optimised CPU backend
+  kCpu,
+  kRef,  // the scalar oracle (tests, golden checks)
+};
+
+struct EngineOptions {
+  int64_t num_ctx = 0;    // 0 = kDefaultNumCtx (or the env override), clamped to the trained context
+  int64_t num_batch = 0;  // 0 = kDefaultNumBatch; prompt tokens per forward pass
+  int num_thread = 0;     // cpu backend threads; 0 = one per hardware thread
+  BackendKind backend = BackendKind::kAuto;
+  DType kv_type = DType::kF16;
+};
+
+class LoadedModel {
+ public:
+  // Opens (mmaps) and validates the file, loads tokenizer and weights, creates the backend.
+  static Result<std::unique_ptr<LoadedModel>> load(const std::string& path, const EngineOptions& options);
+
+  const gguf::File& file() const { return *file_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const Model& model() const { return *model_; }
+  Backend& backend() const { return *backend_; }
+  int64_t n_ctx() const { return n_ctx_; }
+  int64_t n_batch() const { return n_batch_; }
+  int64_t n_vocab() const { return model_->hparams().n_vocab; }
+  int64_t n_ctx_train() const { return model_->hparams().n_ctx_train; }
+  // Bytes of one KV cache of n_ctx() cells.
+  uint64_t kv_cache_bytes() const;
+  Result<KvCache> make_kv_cache() const;
+
+  // The vocabulary as grammars see it (token pieces, EOG ids), built on first use and shared.
+  std::shared_ptr<const sample::GrammarVocab> grammar_vocab() const;
+
+ private:
+  LoadedModel() = default;
+
+  std::unique_ptr<gguf::File> file_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Model> model_;  // declared after backend_: destroyed first
+  int64_t n_ctx_ = 0;
+  int64_t n_batch_ = 0;
+  DType kv_type_ = DType::kF16;
+  mutable std::mutex grammar_vocab_mu_;
+  mutable std::shared_ptr<const sample::GrammarVocab> grammar_vocab_;
+};
+
+// The context size a load with `requested` (0 = default) gets for a model trained on
+// `n_ctx_train` tokens (0 = unknown): Ollama's rules, see kDefaultNumCtx.
+int64_t resolve_num_ctx(int64_t requested, int64_t n_ctx_train);
+
+}  // namespace paddock::engine

@@ -1,0 +1,190 @@
+// The in-process Runner over stories260K with the ref backend: the Runner contract (chunks
+// in order, a last chunk with done and timings, false from the callback cancels), option
+// mapping, facts, tokenize/detokenize and the embeddings placeholder.
+#include "runner/in_process_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/completion.h"
+#include "tests/support/fixtures.h"
+
+namespace paddock::runner {
+namespace {
+
+const engine::EngineOptions kRef{.backend = engine::BackendKind::kRef};
+
+std::string stories_path() { return testing::fixtures_dir() + "/models/stories260K.gguf"; }
+
+std::unique_ptr<Runner> load_stories(int64_t num_ctx = 0) {
+  auto r = make_in_process_factory(kRef)(LoadOptions{.model_path = stories_path(), .num_ctx = num_ctx});
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return r.ok() ? std::move(r).value() : nullptr;
+}
+
+CompletionRequest greedy(int64_t n) {
+  CompletionRequest req;
+  req.prompt = "Once upon a time";
+  req.options.temperature = 0.0;
+  req.options.num_predict = n;
+  return req;
+}
+
+TEST(InProcessRunner, ChunksInOrderThenADoneChunkWithTimings) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const auto r = load_stories();
+  ASSERT_TRUE(r);
+  std::vector<CompletionChunk> chunks;
+  const Status st = r->complete(greedy(12), [&](const CompletionChunk& c) {
+    chunks.push_back(c);
+    return true;
+  });
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  ASSERT_GE(chunks.size(), 2u);
+  for (size_t i = 0; i + 1 < chunks.size(); ++i) {
+    EXPECT_FALSE(chunks[i].done);
+    EXPECT_FALSE(chunks[i].text.empty());
+  }
+  const CompletionChunk& last = chunks.back();
+  EXPECT_TRUE(last.done);
+  EXPECT_EQ(last.done_reason, "length");
+  EXPECT_EQ(last.prompt_eval_count, 5);
+  EXPECT_EQ(last.eval_count, 12);
+  EXPECT_GT(last.prompt_eval_duration_ns, 0);
+  EXPECT_GT(last.eval_duration_ns, 0);
+
+  // The text is what the engine generates for the same settings, in order.
+  auto m = engine::LoadedModel::load(stories_path(), kRef);
+  ASSERT_TRUE(m.ok());
+  engine::CompletionParams p;
+  p.sampling.temperature = 0;
+  p.num_predict = 12;
+  const auto text = engine::generate(**m, "Once upon a time", p);
+  ASSERT_TRUE(text.ok());
+  std::string joined;
+  for (const CompletionChunk& c : chunks) joined += c.text;
+  EXPECT_EQ(joined, *text);
+}
+
+TEST(InProcessRunner, ReturningFalseCancels) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const auto r = load_stories();
+  ASSERT_TRUE(r);
+  int calls = 0;
+  const Status st = r->complete(greedy(32), [&](const CompletionChunk&) { return ++calls < 2; });
+  EXPECT_EQ(st.code(), Code::kCancelled);
+  EXPECT_EQ(calls, 2);
+
+  // is_cancelled is polled from the start (during prompt processing).
+  CompletionRequest req = greedy(32);
+  req.is_cancelled = [] { return true; };
+  calls = 0;
+  EXPECT_EQ(r->complete(req, [&](const CompletionChunk&) { return ++calls > 0; }).code(), Code::kCancelled);
+  EXPECT_EQ(calls, 0);
+
+  // The runner is still usable afterwards.
+  EXPECT_TRUE(r->complete(greedy(4), [](const CompletionChunk&) { return true; }).is_ok());
+}
+
+TEST(InProcessRunner, StopOptionAndLogprobs) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const auto r = load_stories();
+  ASSERT_TRUE(r);
+  std::string full;
+  ASSERT_TRUE(r->complete(greedy(20), [&](const CompletionChunk& c) {
+                 full += c.text;
+                 return true;
+               }).is_ok());
+  ASSERT_GT(full.size(), 12u);
+  CompletionRequest req = greedy(20);
+  req.options.stop = {full.substr(8, 4)};
+  req.logprobs = true;
+  req.top_logprobs = 3;
+  std::string text;
+  std::string done_reason;
+  size_t n_logprobs = 0;
+  ASSERT_TRUE(r->complete(req, [&](const CompletionChunk& c) {
+                 text += c.text;
+                 for (const TokenLogprob& t : c.logprobs) {
+                   EXPECT_EQ(t.top.size(), 3u);
+                   EXPECT_LE(t.logprob, 0.0);
+                   EXPECT_EQ(std::string(t.bytes.begin(), t.bytes.end()), t.token);
+                   ++n_logprobs;
+                 }
+                 if (c.done) done_reason = c.done_reason;
+                 return true;
+               }).is_ok());
+  EXPECT_EQ(text, full.substr(0, full.find(full.substr(8, 4))));
+  EXPECT_EQ(done_reason, "stop");
+  EXPECT_GT(n_logprobs, 0u);
+}
+
+TEST(InProcessRunner, OptionsMapToTheEngine) {
+  CompletionRequest req;
+  req.options.temperature = 0.5;
+  req.options.top_k = 7;
+  req.options.repeat_last_n = -1;
+  req.options.seed = 99;
+  req.options.num_predict = 3;
+  req.options.num_keep = 2;
+  req.options.stop = {"x"};
+  req.format = "json";
+  req.top_logprobs = 2;
+  const auto p = to_completion_params(req);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_FLOAT_EQ(p->sampling.temperature, 0.5f);
+  EXPECT_EQ(p->sampling.top_k, 7);
+  EXPECT_EQ(p->sampling.repeat_last_n, -1);
+  EXPECT_EQ(p->sampling.seed, 99);
+  EXPECT_FLOAT_EQ(p->sampling.repeat_penalty, 1.0f);  // engine default when unset
+  EXPECT_EQ(p->num_predict, 3);
+  EXPECT_EQ(p->num_keep, 2);
+  EXPECT_EQ(p->stop, std::vector<std::string>{"x"});
+  EXPECT_EQ(p->format, "json");
+  EXPECT_TRUE(p->sampling.logprobs);
+  EXPECT_EQ(p->sampling.top_logprobs, 2);
+
+  req.top_logprobs = 21;
+  EXPECT_EQ(to_completion_params(req).status().code(), Code::kInvalidArgument);
+  req.top_logprobs = 0;
+  req.options.repeat_last_n = int64_t{1} << 40;
+  EXPECT_EQ(to_completion_params(req).status().code(), Code::kInvalidArgument);
+}
+
+TEST(InProcessRunner, FactsTokenizeDetokenizeEmbed) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const auto r = load_stories(64);
+  ASSERT_TRUE(r);
+  const ModelFacts f = r->facts();
+  EXPECT_EQ(f.context_length, 64);
+  EXPECT_GE(f.trained_context_length, 64);
+  EXPECT_GT(f.memory_bytes, 0u);
+  EXPECT_FALSE(f.has_vision);
+
+  const auto ids = r->tokenize("Once upon a time");
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(*ids, (std::vector<int32_t>{403, 407, 261, 378}));  // no BOS: the server counts prompts
+  const auto text = r->detokenize(*ids);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, " Once upon a time");  // pieces joined, SentencePiece's leading space kept
+  const std::vector<int32_t> bad = {1, 100000};
+  EXPECT_EQ(r->detokenize(bad).status().code(), Code::kInvalidArgument);
+
+  EXPECT_EQ(r->embed({"hello"}, true).status().code(), Code::kUnsupported);
+  CompletionRequest req = greedy(2);
+  req.images = {"\x89PNG"};
+  EXPECT_EQ(r->complete(req, [](const CompletionChunk&) { return true; }).code(), Code::kUnsupported);
+}
+
+TEST(InProcessRunner, LoadErrorsAreStatuses) {
+  auto r = load_in_process(LoadOptions{.model_path = "/nonexistent/model.gguf"}, kRef);
+  EXPECT_FALSE(r.ok());
+  r = load_in_process(LoadOptions{.model_path = stories_path(), .adapter_paths = {"a.gguf"}}, kRef);
+  EXPECT_EQ(r.status().code(), Code::kUnsupported);
+}
+
+}  // namespace
+}  // namespace paddock::runner

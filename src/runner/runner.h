@@ -1,0 +1,97 @@
+// The Runner: the one seam between the HTTP server (and CLI) and an inference engine. A
+// Runner owns one loaded model; the server never sees kernels, graphs or KV caches.
+// Invariants: a Runner is used by one request at a time (the server serialises calls);
+// complete() calls on_chunk in order, the last call has done=true (unless it returns an
+// error or is cancelled); returning false from on_chunk, or is_cancelled() turning true
+// (polled during prompt processing too), stops the work and complete() returns kCancelled.
+//   PADDOCK_ASSIGN(auto r, factory(LoadOptions{.model_path = blob}));
+//   PADDOCK_TRY(r->complete(req, [](const CompletionChunk& c) { return send(c.text); }));
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace paddock::runner {
+
+// Sampler and context settings (Ollama's api.Options). Unset = the engine's default.
+struct SamplingOptions {
+  std::optional<double> temperature, top_p, min_p, typical_p, repeat_penalty, presence_penalty,
+      frequency_penalty;
+  std::optional<int64_t> top_k, repeat_last_n, seed, num_predict, num_keep;
+  std::vector<std::string> stop;
+};
+
+struct CompletionRequest {
+  std::string prompt;               // already templated; used when `tokens` is empty
+  std::vector<int32_t> tokens;      // pre-tokenised prompt (wins over `prompt`)
+  std::vector<std::string> images;  // raw image bytes (only for models with vision)
+  SamplingOptions options;
+  std::string format;  // "" = free text, "json", or a JSON schema (serialised object)
+  bool logprobs = false;
+  int top_logprobs = 0;                // 0..20
+  std::function<bool()> is_cancelled;  // polled between batches; may be empty
+};
+
+struct TokenLogprob {
+  std::string token;
+  double logprob = 0;
+  std::vector<uint8_t> bytes;
+  std::vector<TokenLogprob> top;  // only filled on the sampled token
+};
+
+struct CompletionChunk {
+  std::string text;  // a piece of output; never splits a UTF-8 character
+  std::vector<TokenLogprob> logprobs;
+  bool done = false;
+  std::string done_reason;                                     // on the last chunk: "stop" | "length"
+  int64_t prompt_eval_count = 0, prompt_eval_duration_ns = 0;  // on the last chunk
+  int64_t eval_count = 0, eval_duration_ns = 0;                // on the last chunk
+};
+using ChunkFn = std::function<bool(const CompletionChunk&)>;
+
+struct Embedding {
+  std::vector<float> values;  // pooled (as the model's pooling_type says), not normalised
+  int64_t prompt_tokens = 0;
+};
+
+struct ModelFacts {
+  int64_t context_length = 0;  // the context the runner was loaded with
+  int64_t trained_context_length = 0;
+  bool has_vision = false;
+  bool embedding_only = false;
+  uint64_t memory_bytes = 0;         // all memory held by the loaded model
+  uint64_t device_memory_bytes = 0;  // the part of it on accelerators
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual ModelFacts facts() const = 0;
+  virtual Status complete(const CompletionRequest& request, const ChunkFn& on_chunk) = 0;
+  // truncate=false and a text longer than the context: kInvalidArgument
+  // "the input length exceeds the context length".
+  virtual Result<std::vector<Embedding>> embed(const std::vector<std::string>& texts, bool truncate) = 0;
+  virtual Result<std::vector<int32_t>> tokenize(std::string_view text) = 0;
+  virtual Result<std::string> detokenize(std::span<const int32_t> tokens) = 0;
+};
+
+struct LoadOptions {
+  std::string model_path;  // GGUF file
+  std::vector<std::string> adapter_paths, projector_paths;
+  int64_t num_ctx = 0;  // 0 = the engine's default
+  std::optional<int64_t> num_batch, num_thread, num_gpu;
+  bool use_mmap = true;
+};
+
+// Makes a Runner: the server is given one, so tests inject fakes and `serve` the engine.
+using RunnerFactory = std::function<Result<std::unique_ptr<Runner>>(const LoadOptions&)>;
+
+}  // namespace paddock::runner

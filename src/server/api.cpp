@@ -1,0 +1,139 @@
+#include "server/api.h"
+
+#include <array>
+
+#include "server/api_util.h"
+
+namespace paddock::server {
+
+namespace {
+
+struct Route {
+  std::string_view method;
+  std::string_view pattern;  // segments starting with ':' capture
+  Api::Handler handler;
+};
+
+bool match(std::string_view pattern, std::string_view path, PathParams* params) {
+  while (!pattern.empty() || !path.empty()) {
+    if (pattern.empty() || path.empty() || pattern[0] != '/' || path[0] != '/') return false;
+    pattern.remove_prefix(1);
+    path.remove_prefix(1);
+    const size_t pe = pattern.find('/'), te = path.find('/');
+    const std::string_view pseg = pattern.substr(0, pe), tseg = path.substr(0, te);
+    if (!pseg.empty() && pseg[0] == ':') {
+      // The last capture takes the rest (OpenAI model ids may contain '/').
+      if (pe == std::string_view::npos) {
+        if (path.empty()) return false;
+        (*params)[std::string(pseg.substr(1))] = std::string(path);
+        return true;
+      }
+      if (tseg.empty()) return false;
+      (*params)[std::string(pseg.substr(1))] = std::string(tseg);
+    } else if (pseg != tseg) {
+      return false;
+    }
+    pattern.remove_prefix(pseg.size());
+    path.remove_prefix(tseg.size());
+  }
+  return true;
+}
+
+}  // namespace
+
+struct RouteTable {
+  static constexpr std::array kRoutes = {
+      Route{"GET", "/", &Api::root},
+      Route{"HEAD", "/", &Api::root},
+      Route{"GET", "/api/version", &Api::version},
+      Route{"HEAD", "/api/version", &Api::version},
+      Route{"POST", "/api/generate", &Api::generate},
+      Route{"POST", "/api/chat", &Api::chat},
+      Route{"POST", "/api/embed", &Api::embed},
+      Route{"POST", "/api/embeddings", &Api::embeddings},
+      Route{"GET", "/api/tags", &Api::tags},
+      Route{"HEAD", "/api/tags", &Api::tags},
+      Route{"POST", "/api/show", &Api::show},
+      Route{"POST", "/api/create", &Api::create},
+      Route{"HEAD", "/api/blobs/:digest", &Api::head_blob},
+      Route{"POST", "/api/blobs/:digest", &Api::post_blob},
+      Route{"POST", "/api/copy", &Api::copy},
+      Route{"DELETE", "/api/delete", &Api::remove},
+      Route{"POST", "/api/pull", &Api::pull},
+      Route{"POST", "/api/push", &Api::push},
+      Route{"GET", "/api/ps", &Api::ps},
+      Route{"POST", "/v1/chat/completions", &Api::oai_chat},
+      Route{"POST", "/v1/completions", &Api::oai_completions},
+      Route{"POST", "/v1/embeddings", &Api::oai_embeddings},
+      Route{"GET", "/v1/models", &Api::oai_models},
+      Route{"GET", "/v1/models/:model", &Api::oai_model},
+  };
+};
+static_assert(RouteTable::kRoutes.size() == 24, "one row per route; update docs/api.md with the table");
+
+namespace {
+
+HttpResponse plain(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = std::move(body);
+  return r;
+}
+
+constexpr const char* kAllowHeaders =
+    "Authorization, Content-Type, User-Agent, Accept, X-Requested-With, OpenAI-Beta, x-stainless-arch, "
+    "x-stainless-async, x-stainless-custom-poll-interval, x-stainless-helper-method, x-stainless-lang, "
+    "x-stainless-os, x-stainless-package-version, x-stainless-poll-helper, x-stainless-retry-count, "
+    "x-stainless-runtime, x-stainless-runtime-version, x-stainless-timeout";
+
+}  // namespace
+
+Api::Api(store::Store store, runner::RunnerFactory factory, ApiConfig config)
+    : store_(std::move(store)),
+      models_(std::move(factory), config.default_keep_alive),
+      config_(std::move(config)) {}
+
+HttpResponse Api::handle(const HttpRequest& request) {
+  if (!host_allowed(request.header("Host"), config_.bound_host)) return plain(403, "");
+  const std::string origin = request.header("Origin");
+  const bool cors_ok = !origin.empty() && config_.origins.allows(origin);
+  if (!origin.empty() && !cors_ok) return plain(403, "");
+  auto with_cors = [&](HttpResponse r) {
+    if (cors_ok) {
+      r.headers.emplace_back("Access-Control-Allow-Origin", origin);
+      r.headers.emplace_back("Vary", "Origin");
+    }
+    return r;
+  };
+  if (request.method == "OPTIONS") {
+    HttpResponse r = plain(204, "");
+    if (cors_ok) {
+      r.headers.emplace_back("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS");
+      r.headers.emplace_back("Access-Control-Allow-Headers", kAllowHeaders);
+      r.headers.emplace_back("Access-Control-Max-Age", "43200");
+    }
+    return with_cors(std::move(r));
+  }
+  if (request.body.size() > config_.max_body_bytes) {
+    return with_cors(error_response(
+        413, "request body too large: the limit is " + std::to_string(config_.max_body_bytes) + " bytes"));
+  }
+  bool path_known = false;
+  for (const Route& route : RouteTable::kRoutes) {
+    PathParams params;
+    if (!match(route.pattern, request.path, &params)) continue;
+    path_known = true;
+    if (route.method != request.method) continue;
+    return with_cors((this->*route.handler)(request, params));
+  }
+  return with_cors(path_known ? plain(405, "405 method not allowed") : plain(404, "404 page not found"));
+}
+
+HttpResponse Api::root(const HttpRequest&, const PathParams&) { return plain(200, "Ollama is running"); }
+
+HttpResponse Api::version(const HttpRequest&, const PathParams&) {
+  return json_response(200, Json{{"version", config_.version}});
+}
+
+}  // namespace paddock::server

@@ -1,0 +1,82 @@
+// The HTTP API (Ollama's native routes and the OpenAI-compatible ones) as a pure function
+// from HttpRequest to HttpResponse, over a model store and an injected RunnerFactory.
+// The route table (api.cpp) is explicit; each route's handler lives in routes_*.cpp.
+// Invariants: errors are Ollama's `{"error": "..."}` (OpenAI routes re-wrap them); a
+// streamed response reports errors that occur after the first byte as a last NDJSON line.
+//   Api api(std::move(store), factory, ApiConfig{});
+//   HttpResponse r = api.handle(request);
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "runner/runner.h"
+#include "server/cors.h"
+#include "server/duration.h"
+#include "server/http_types.h"
+#include "server/model_manager.h"
+#include "server/requests.h"
+#include "store/store.h"
+
+namespace paddock::server {
+
+struct ApiConfig {
+  Duration default_keep_alive = kDefaultKeepAlive;
+  OriginPolicy origins{{}};
+  std::string bound_host = "127.0.0.1";
+  size_t max_body_bytes = size_t{64} << 20;  // JSON bodies; blob uploads stream
+  std::string version = "0.0.0";
+};
+
+// Path parameters of a matched route (":digest", ":model").
+using PathParams = std::map<std::string, std::string>;
+
+struct ResolvedModel;
+struct RouteTable;  // api.cpp: the one explicit table of routes
+
+class Api {
+ public:
+  Api(store::Store store, runner::RunnerFactory factory, ApiConfig config);
+
+  // Routing, host check, CORS headers and preflight, method checks, body limit.
+  HttpResponse handle(const HttpRequest& request);
+  ModelManager& models() { return models_; }
+  size_t max_body_bytes() const { return config_.max_body_bytes; }
+
+  using Handler = HttpResponse (Api::*)(const HttpRequest&, const PathParams&);
+
+ private:
+  friend struct RouteTable;
+  // Native routes.
+  HttpResponse root(const HttpRequest&, const PathParams&);
+  HttpResponse version(const HttpRequest&, const PathParams&);
+  HttpResponse generate(const HttpRequest&, const PathParams&);
+  HttpResponse chat(const HttpRequest&, const PathParams&);
+  HttpResponse embed(const HttpRequest&, const PathParams&);
+  HttpResponse embeddings(const HttpRequest&, const PathParams&);
+  HttpResponse tags(const HttpRequest&, const PathParams&);
+  HttpResponse show(const HttpRequest&, const PathParams&);
+  HttpResponse create(const HttpRequest&, const PathParams&);
+  HttpResponse head_blob(const HttpRequest&, const PathParams&);
+  HttpResponse post_blob(const HttpRequest&, const PathParams&);
+  HttpResponse copy(const HttpRequest&, const PathParams&);
+  HttpResponse remove(const HttpRequest&, const PathParams&);
+  HttpResponse pull(const HttpRequest&, const PathParams&);
+  HttpResponse push(const HttpRequest&, const PathParams&);
+  HttpResponse ps(const HttpRequest&, const PathParams&);
+  // OpenAI routes: translate, call the native handler, translate back.
+  HttpResponse oai_chat(const HttpRequest&, const PathParams&);
+  HttpResponse oai_completions(const HttpRequest&, const PathParams&);
+  HttpResponse oai_embeddings(const HttpRequest&, const PathParams&);
+  HttpResponse oai_models(const HttpRequest&, const PathParams&);
+  HttpResponse oai_model(const HttpRequest&, const PathParams&);
+
+  // The stored model behind a request's name: 400 invalid name, 404 not found.
+  Result<ResolvedModel> resolve(const std::string& name);
+
+  store::Store store_;
+  ModelManager models_;
+  ApiConfig config_;
+};
+
+}  // namespace paddock::server

@@ -1,0 +1,335 @@
+#include <gtest/gtest.h>
+
+#include "server/api.h"
+#include "server/fake_runner_test.h"
+#include "server/inference.h"
+
+namespace paddock::server {
+namespace {
+
+using testing::FakeRunner;
+using testing::FakeStore;
+using testing::Script;
+
+class ApiTest : public ::testing::Test {
+ protected:
+  ApiTest()
+      : script_(std::make_shared<Script>()), api_(store_.open(), FakeRunner::factory(script_), config()) {}
+
+  static ApiConfig config() {
+    ApiConfig c;
+    c.origins = OriginPolicy({"https://allowed.example"});
+    c.version = "9.9.9";
+    return c;
+  }
+
+  HttpResponse call(const std::string& method, const std::string& path, const std::string& body = "",
+                    Headers headers = {}) {
+    HttpRequest r{.method = method, .path = path, .headers = std::move(headers), .body = body};
+    return api_.handle(r);
+  }
+  // Runs a streamed response to the end; `limit` lines then the client "disconnects".
+  static std::vector<Json> lines(const HttpResponse& r, size_t limit = 1000) {
+    std::vector<Json> out;
+    std::string buf;
+    EXPECT_TRUE(r.stream) << r.body;
+    if (!r.stream) return out;
+    r.stream([&](std::string_view s) {
+      buf.append(s);
+      size_t nl;
+      while ((nl = buf.find('\n')) != std::string::npos) {
+        out.push_back(Json::parse(buf.substr(0, nl)));
+        buf.erase(0, nl + 1);
+      }
+      return out.size() < limit;
+    });
+    EXPECT_TRUE(buf.empty());
+    return out;
+  }
+  static Json body(const HttpResponse& r) { return Json::parse(r.body); }
+
+  FakeStore store_;
+  std::shared_ptr<Script> script_;
+  Api api_;
+};
+
+TEST_F(ApiTest, RootVersionAndUnknownRoutes) {
+  EXPECT_EQ(call("GET", "/").body, "Ollama is running");
+  EXPECT_EQ(call("HEAD", "/").status, 200);
+  EXPECT_EQ(body(call("GET", "/api/version"))["version"], "9.9.9");
+  EXPECT_EQ(call("GET", "/nope").status, 404);
+  EXPECT_EQ(call("GET", "/api/generate").status, 405);
+  EXPECT_EQ(call("POST", "/api/tags").status, 405);
+}
+
+TEST_F(ApiTest, HostAndCors) {
+  EXPECT_EQ(call("GET", "/", "", {{"Host", "evil.example:11434"}}).status, 403);
+  EXPECT_EQ(call("GET", "/", "", {{"Host", "localhost:11434"}}).status, 200);
+  auto r = call("GET", "/api/version", "", {{"Origin", "https://allowed.example"}});
+  ASSERT_EQ(r.status, 200);
+  ASSERT_FALSE(r.headers.empty());
+  EXPECT_EQ(r.headers[0].second, "https://allowed.example");
+  EXPECT_EQ(call("GET", "/api/version", "", {{"Origin", "https://other.example"}}).status, 403);
+  auto pre = call("OPTIONS", "/api/chat", "", {{"Origin", "http://localhost:5173"}});
+  EXPECT_EQ(pre.status, 204);
+  bool has_methods = false;
+  for (const auto& [k, v] : pre.headers) has_methods = has_methods || k == "Access-Control-Allow-Methods";
+  EXPECT_TRUE(has_methods);
+}
+
+TEST_F(ApiTest, BodyErrors) {
+  auto r = call("POST", "/api/generate", "");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"], "missing request body");
+  EXPECT_EQ(call("POST", "/api/generate", "{nope").status, 400);
+  EXPECT_EQ(call("POST", "/api/chat", R"({"model":"tiny","messages":{}})").status, 400);
+  r = call("POST", "/api/generate", R"({"model":"missing","prompt":"x"})");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(body(r)["error"], "model \"missing\" not found, try pulling it first");
+  EXPECT_EQ(call("POST", "/api/generate", R"({"model":"Bad Name!","prompt":"x"})").status, 400);
+  EXPECT_EQ(call("POST", "/api/generate", R"({"prompt":"x"})").status, 400);
+  EXPECT_EQ(script_->loads_count, 0);
+}
+
+TEST_F(ApiTest, GenerateStreams) {
+  auto r = call("POST", "/api/generate", R"({"model":"tiny","prompt":"hi","options":{"top_k":3}})");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/x-ndjson");
+  auto out = lines(r);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0]["response"], "Hello");
+  EXPECT_EQ(out[0]["done"], false);
+  EXPECT_EQ(out[0]["model"], "tiny");
+  EXPECT_TRUE(out[0]["created_at"].get<std::string>().ends_with("Z"));
+  const Json& last = out.back();
+  EXPECT_EQ(last["done"], true);
+  EXPECT_EQ(last["done_reason"], "stop");
+  EXPECT_EQ(last["eval_count"], 3);
+  for (const char* k : {"total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration",
+                        "eval_duration", "context"}) {
+    EXPECT_TRUE(last.contains(k)) << k;
+  }
+  ASSERT_EQ(script_->requests.size(), 1u);
+  const auto& req = script_->requests[0];
+  EXPECT_EQ(req.prompt, "<s>be nice</s><u>hi</u>");
+  EXPECT_EQ(*req.options.top_k, 3);
+  EXPECT_DOUBLE_EQ(*req.options.temperature, 0.5);  // from the model's params layer
+  // The context holds prompt + response tokens (the fake tokenises bytes).
+  EXPECT_EQ(last["context"].size(), req.prompt.size() + std::string("Hello, world").size());
+}
+
+TEST_F(ApiTest, GenerateNonStreamingRawSystemSuffixContext) {
+  auto r = call("POST", "/api/generate", R"({"model":"tiny","prompt":"hi","stream":false,"raw":true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(r.stream);
+  const Json j = body(r);
+  EXPECT_EQ(j["response"], "Hello, world");
+  EXPECT_EQ(j["done"], true);
+  EXPECT_FALSE(j.contains("context"));
+  EXPECT_EQ(script_->requests.back().prompt, "hi");
+
+  r = call("POST", "/api/generate",
+           R"({"model":"tiny","prompt":"p","system":"S","suffix":"q","stream":false})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(script_->requests.back().prompt, "<s>S</s><u>p</u><x>q</x>");
+
+  r = call("POST", "/api/generate", R"({"model":"tiny","prompt":"p","context":[65,66],"stream":false})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(script_->requests.back().prompt, "AB<s>be nice</s><u>p</u>");
+
+  r = call("POST", "/api/generate", R"({"model":"thinker","prompt":"p","suffix":"q"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"], "\"thinker\" does not support insert");
+
+  r = call("POST", "/api/generate", R"({"model":"tiny","prompt":"p","images":["aGk="]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(body(r)["error"].get<std::string>().find("does not support images"), std::string::npos);
+
+  r = call("POST", "/api/generate", R"({"model":"tiny","prompt":"p","think":true})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"], "\"tiny\" does not support thinking");
+}
+
+TEST_F(ApiTest, LoadUnloadAndPs) {
+  auto r = call("POST", "/api/generate", R"({"model":"tiny"})");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(body(r)["done_reason"], "load");
+  auto ps = body(call("GET", "/api/ps"));
+  ASSERT_EQ(ps["models"].size(), 1u);
+  EXPECT_EQ(ps["models"][0]["name"], "tiny:latest");
+  EXPECT_EQ(ps["models"][0]["size"], 1234);
+  EXPECT_EQ(ps["models"][0]["context_length"], 2048);
+  // Same model again: no second load.
+  ASSERT_EQ(call("POST", "/api/generate", R"({"model":"tiny","prompt":"x","stream":false})").status, 200);
+  EXPECT_EQ(script_->loads_count, 1);
+  r = call("POST", "/api/chat", R"({"model":"tiny","messages":[],"keep_alive":0})");
+  EXPECT_EQ(body(r)["done_reason"], "unload");
+  EXPECT_TRUE(body(call("GET", "/api/ps"))["models"].empty());
+  EXPECT_EQ(script_->destroyed, 1);
+  // Another model replaces the loaded one.
+  ASSERT_EQ(call("POST", "/api/generate", R"({"model":"tiny"})").status, 200);
+  ASSERT_EQ(call("POST", "/api/generate", R"({"model":"thinker","keep_alive":-1})").status, 200);
+  ps = body(call("GET", "/api/ps"));
+  ASSERT_EQ(ps["models"].size(), 1u);
+  EXPECT_EQ(ps["models"][0]["name"], "thinker:latest");
+  EXPECT_TRUE(ps["models"][0]["expires_at"].get<std::string>().starts_with("2"));
+}
+
+TEST_F(ApiTest, ClientDisconnectCancels) {
+  script_->pieces = {"a", "b", "c", "d", "e"};
+  auto r = call("POST", "/api/generate", R"({"model":"tiny","prompt":"hi"})");
+  auto out = lines(r, 2);
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_TRUE(script_->cancelled_seen);
+}
+
+TEST_F(ApiTest, ChatThinkingAndTools) {
+  script_->pieces = {"<think>", "hmm", "</think>", "Answer"};
+  auto r = call("POST", "/api/chat",
+                R"({"model":"thinker","messages":[{"role":"user","content":"q"}],"stream":false})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json j = body(r);
+  EXPECT_EQ(j["message"]["role"], "assistant");
+  EXPECT_EQ(j["message"]["thinking"], "hmm");
+  EXPECT_EQ(j["message"]["content"], "Answer");
+  EXPECT_EQ(script_->requests.back().prompt, "<user>q<assistant>");
+
+  script_->pieces = {"<tool_call>", R"({"name":"get_weather","arguments":{"city":"Paris"}})", "</tool_call>"};
+  const std::string req =
+      R"({"model":"thinker","think":false,"messages":[{"role":"user","content":"w?"}],
+          "tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]})";
+  r = call("POST", "/api/chat", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto out = lines(r);
+  Json calls = Json::array();
+  for (const Json& l : out) {
+    if (l["message"].contains("tool_calls")) calls = l["message"]["tool_calls"];
+  }
+  ASSERT_EQ(calls.size(), 1u) << out.back().dump();
+  EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
+  EXPECT_EQ(calls[0]["function"]["arguments"]["city"], "Paris");
+
+  r = call("POST", "/api/chat", R"({"model":"tiny","messages":[{"role":"user","content":"x"}],
+          "tools":[{"type":"function","function":{"name":"f"}}]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"], "tiny:latest does not support tools");
+}
+
+TEST_F(ApiTest, Embeddings) {
+  auto r = call("POST", "/api/embed", R"({"model":"tiny","input":["a","b"]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json j = body(r);
+  ASSERT_EQ(j["embeddings"].size(), 2u);
+  EXPECT_NEAR(j["embeddings"][0][0].get<double>(), 0.6, 1e-6);
+  EXPECT_NEAR(j["embeddings"][0][1].get<double>(), 0.8, 1e-6);
+  EXPECT_EQ(j["prompt_eval_count"], 4);
+  j = body(call("POST", "/api/embed", R"({"model":"tiny","input":"a","dimensions":1})"));
+  EXPECT_NEAR(j["embeddings"][0][0].get<double>(), 1.0, 1e-6);
+  j = body(call("POST", "/api/embeddings", R"({"model":"tiny","prompt":"a"})"));
+  EXPECT_EQ(j["embedding"][0], 3.0);  // legacy route: not normalised
+  EXPECT_FALSE(normalize_embedding({1.0f, NAN}, 0).ok());
+}
+
+TEST_F(ApiTest, StoreRoutes) {
+  Json tags = body(call("GET", "/api/tags"));
+  ASSERT_EQ(tags["models"].size(), 2u);
+  EXPECT_EQ(tags["models"][0]["details"]["family"], "llama");
+  EXPECT_EQ(tags["models"][0]["digest"].get<std::string>().size(), 64u);
+
+  auto r = call("POST", "/api/show", R"({"model":"tiny"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json show = body(r);
+  EXPECT_EQ(show["system"], "be nice");
+  EXPECT_TRUE(show["template"].get<std::string>().starts_with("{{ if .System }}"));
+  EXPECT_TRUE(show["capabilities"].is_array());
+  EXPECT_EQ(call("POST", "/api/show", R"({"model":"nope"})").status, 404);
+  EXPECT_EQ(body(call("POST", "/api/show", R"({})"))["error"], "model is required");
+
+  EXPECT_EQ(call("POST", "/api/copy", R"({"source":"tiny","destination":"tiny2"})").status, 200);
+  EXPECT_EQ(call("POST", "/api/copy", R"({"source":"nope","destination":"x"})").status, 404);
+  EXPECT_EQ(body(call("GET", "/api/tags"))["models"].size(), 3u);
+  EXPECT_EQ(call("DELETE", "/api/delete", R"({"model":"tiny2"})").status, 200);
+  EXPECT_EQ(call("DELETE", "/api/delete", R"({"model":"tiny2"})").status, 404);
+
+  const std::string digest = "sha256:" + std::string(64, '0');
+  EXPECT_EQ(call("HEAD", "/api/blobs/" + digest).status, 404);
+  EXPECT_EQ(call("HEAD", "/api/blobs/sha256:xyz").status, 400);
+  r = call("POST", "/api/blobs/" + digest, "data");
+  EXPECT_EQ(r.status, 400);  // digest mismatch
+  EXPECT_NE(body(r)["error"].get<std::string>().find("mismatch"), std::string::npos);
+
+  r = call("POST", "/api/pull", R"({"model":"llama3.2"})");
+  EXPECT_EQ(r.status, 501);
+  EXPECT_NE(body(r)["error"].get<std::string>().find("registry client"), std::string::npos);
+
+  r = call("POST", "/api/create", R"({"model":"made","from":"tiny","system":"new system","stream":false})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body(r)["status"], "success");
+  EXPECT_EQ(body(call("POST", "/api/show", R"({"model":"made"})"))["system"], "new system");
+  EXPECT_EQ(call("POST", "/api/create", R"({"model":"made2"})").status, 400);
+  EXPECT_EQ(call("POST", "/api/create", R"({"model":"m3","from":"/etc/passwd"})").status, 400);
+}
+
+TEST_F(ApiTest, OpenAiChat) {
+  auto r =
+      call("POST", "/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":"hi"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json j = body(r);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["choices"][0]["message"]["content"], "Hello, world");
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(j["usage"]["completion_tokens"], 3);
+  EXPECT_DOUBLE_EQ(*script_->requests.back().options.temperature, 1.0);  // OpenAI default
+
+  r = call("POST", "/v1/chat/completions",
+           R"({"model":"tiny","stream":true,"max_tokens":5,"stream_options":{"include_usage":true},
+               "messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "text/event-stream");
+  std::string sse;
+  r.stream([&](std::string_view s) {
+    sse.append(s);
+    return true;
+  });
+  EXPECT_TRUE(sse.starts_with("data: {"));
+  EXPECT_TRUE(sse.ends_with("data: [DONE]\n\n"));
+  EXPECT_NE(sse.find("\"role\":\"assistant\""), std::string::npos);
+  EXPECT_NE(sse.find("\"finish_reason\":\"stop\""), std::string::npos);
+  EXPECT_NE(sse.find("\"usage\""), std::string::npos);
+  EXPECT_EQ(*script_->requests.back().options.num_predict, 5);
+
+  r = call("POST", "/v1/chat/completions", R"({"model":"nope","messages":[{"role":"user","content":"x"}]})");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(body(r)["error"]["type"], "not_found_error");
+  r = call("POST", "/v1/chat/completions", R"({"model":"tiny","messages":[]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"]["message"], "[] is too short - 'messages'");
+  r = call(
+      "POST", "/v1/chat/completions",
+      R"({"model":"tiny","messages":[{"role":"user","content":[{"type":"image_url","image_url":"http://x/y.png"}]}]})");
+  EXPECT_EQ(r.status, 400);
+}
+
+TEST_F(ApiTest, OpenAiCompletionsEmbeddingsModels) {
+  auto r = call("POST", "/v1/completions", R"({"model":"tiny","prompt":"hi"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body(r)["choices"][0]["text"], "Hello, world");
+  EXPECT_EQ(script_->requests.back().prompt, "<s>be nice</s><u>hi</u>");
+  EXPECT_EQ(call("POST", "/v1/completions", R"({"model":"tiny","prompt":["a"]})").status, 400);
+
+  r = call("POST", "/v1/embeddings", R"({"model":"tiny","input":"a"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body(r)["data"][0]["object"], "embedding");
+  r = call("POST", "/v1/embeddings", R"({"model":"tiny","input":"a","encoding_format":"base64"})");
+  EXPECT_EQ(body(r)["data"][0]["embedding"], "mpkZP83MTD8AAAAA");  // 0.6f 0.8f 0.0f little-endian
+  EXPECT_EQ(call("POST", "/v1/embeddings", R"({"model":"tiny","input":[]})").status, 400);
+
+  Json models = body(call("GET", "/v1/models"));
+  EXPECT_EQ(models["object"], "list");
+  EXPECT_EQ(models["data"].size(), 2u);
+  EXPECT_EQ(body(call("GET", "/v1/models/tiny:latest"))["owned_by"], "library");
+  EXPECT_EQ(call("GET", "/v1/models/none").status, 404);
+}
+
+}  // namespace
+}  // namespace paddock::server

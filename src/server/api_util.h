@@ -1,0 +1,35 @@
+// Small helpers shared by the route files: JSON/error responses, Status -> HTTP status,
+// RFC3339Nano timestamps, and the resolved-model bundle the inference routes use.
+//   return error_response(404, "model \"x\" not found, try pulling it first");
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "base/status.h"
+#include "server/http_types.h"
+#include "server/model_manager.h"
+#include "server/requests.h"
+#include "store/store.h"
+
+namespace paddock::server {
+
+struct ResolvedModel {
+  store::ModelInfo info;
+  ModelKey key;
+};
+
+HttpResponse json_response(int status, const Json& body);
+HttpResponse error_response(int status, const std::string& message);
+// kInvalidArgument -> 400, kNotFound -> 404, kCancelled -> 499, kUnavailable -> 503, else 500.
+int http_status(const Status& s);
+HttpResponse error_response(const Status& s);
+
+// Go's time.RFC3339Nano in UTC ("2024-05-01T12:00:00.123456789Z").
+std::string rfc3339_nano(std::chrono::system_clock::time_point t);
+std::string now_rfc3339();
+int64_t ns_since(std::chrono::steady_clock::time_point t0);
+
+inline constexpr const char* kNdjson = "application/x-ndjson";
+
+}  // namespace paddock::server

@@ -1,0 +1,106 @@
+// Test doubles for the server: a scripted Runner (fixed output pieces, recorded requests,
+// optional per-piece hook) and a temp model store holding one tiny model.
+//   FakeStore fs; Api api(fs.open(), FakeRunner::factory(script), {});
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runner/runner.h"
+#include "store/store.h"
+
+namespace paddock::server::testing {
+
+struct Script {
+  std::vector<std::string> pieces{"Hello", ",", " world"};
+  std::string done_reason = "stop";
+  std::vector<runner::CompletionRequest> requests;  // every request seen
+  std::vector<runner::LoadOptions> loads;
+  int loads_count = 0, destroyed = 0;
+  bool cancelled_seen = false;
+  std::mutex mu;
+};
+
+class FakeRunner : public runner::Runner {
+ public:
+  explicit FakeRunner(std::shared_ptr<Script> s) : s_(std::move(s)) {}
+  ~FakeRunner() override {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    ++s_->destroyed;
+  }
+  runner::ModelFacts facts() const override { return {.context_length = 2048, .memory_bytes = 1234}; }
+  Status complete(const runner::CompletionRequest& r, const runner::ChunkFn& on_chunk) override {
+    {
+      std::lock_guard<std::mutex> lock(s_->mu);
+      s_->requests.push_back(r);
+    }
+    if (r.is_cancelled && r.is_cancelled()) {
+      s_->cancelled_seen = true;
+      return error(Code::kCancelled, "cancelled");
+    }
+    for (const std::string& p : s_->pieces) {
+      runner::CompletionChunk c;
+      c.text = p;
+      if (!on_chunk(c)) {
+        s_->cancelled_seen = true;
+        return error(Code::kCancelled, "cancelled");
+      }
+    }
+    runner::CompletionChunk last;
+    last.done = true;
+    last.done_reason = s_->done_reason;
+    last.prompt_eval_count = static_cast<int64_t>(r.prompt.size());
+    last.eval_count = static_cast<int64_t>(s_->pieces.size());
+    last.eval_duration_ns = 1000;
+    if (!on_chunk(last)) s_->cancelled_seen = true;
+    return Status::ok();
+  }
+  Result<std::vector<runner::Embedding>> embed(const std::vector<std::string>& texts, bool) override {
+    std::vector<runner::Embedding> out;
+    for (const std::string& t : texts) out.push_back({{3.0f, 4.0f, static_cast<float>(t.size() * 0)}, 2});
+    return out;
+  }
+  Result<std::vector<int32_t>> tokenize(std::string_view text) override {
+    std::vector<int32_t> ids;
+    for (unsigned char c : text) ids.push_back(c);
+    return ids;
+  }
+  Result<std::string> detokenize(std::span<const int32_t> tokens) override {
+    std::string s;
+    for (int32_t t : tokens) s += static_cast<char>(t);
+    return s;
+  }
+
+  static runner::RunnerFactory factory(std::shared_ptr<Script> s) {
+    return [s](const runner::LoadOptions& o) -> Result<std::unique_ptr<runner::Runner>> {
+      {
+        std::lock_guard<std::mutex> lock(s->mu);
+        s->loads.push_back(o);
+        ++s->loads_count;
+      }
+      return std::unique_ptr<runner::Runner>(new FakeRunner(s));
+    };
+  }
+
+ private:
+  std::shared_ptr<Script> s_;
+};
+
+// A temp store with "tiny:latest" (Go template, SYSTEM, params) and "thinker:latest"
+// (a template with thinking and tools).
+class FakeStore {
+ public:
+  FakeStore();
+  ~FakeStore();
+  store::Store open() const;
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string root_;
+};
+
+}  // namespace paddock::server::testing

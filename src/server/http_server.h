@@ -1,0 +1,16 @@
+// The network side: serves an Api over HTTP/1.1 with cpp-httplib (a thread per connection
+// from its pool), streams chunked responses, logs one line per request (method, path,
+// status, latency) and stops gracefully on SIGINT/SIGTERM.
+//   PADDOCK_TRY(serve(api, parse_host(env_get_or("HOST", ""))));  // blocks until a signal
+#pragma once
+
+#include "base/status.h"
+#include "server/api.h"
+#include "server/host.h"
+
+namespace paddock::server {
+
+// Blocks until SIGINT/SIGTERM; kUnavailable if the address cannot be bound.
+Status serve(Api& api, const HostPort& where);
+
+}  // namespace paddock::server

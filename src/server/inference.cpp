@@ -1,0 +1,82 @@
+#include "server/inference.h"
+
+namespace paddock::server {
+
+Result<Prepared> prepare(ModelManager& models, const ResolvedModel& model, const InferenceCommon& request,
+                         const std::optional<std::string>& template_override,
+                         std::chrono::steady_clock::time_point t0, const std::function<bool()>& client_gone) {
+  Prepared p;
+  p.t0 = t0;
+  auto tmpl = choose_template(template_override, model.info.template_text, model.info.model_path);
+  if (!tmpl.ok()) return internal_error(tmpl.status().message());
+  p.tmpl = std::move(tmpl).value();
+  if (request.think.set && request.think.enabled && p.tmpl.think_tags.first.empty()) {
+    return invalid_argument("\"" + model.key.name + "\" does not support thinking");
+  }
+  PADDOCK_ASSIGN(p.options, effective_options(model.info.params, request.options));
+  runner::LoadOptions load;
+  load.model_path = model.info.model_path;
+  load.adapter_paths = model.info.adapter_paths;
+  load.projector_paths = model.info.projector_paths;
+  load.num_ctx = p.options.num_ctx;
+  load.num_batch = p.options.num_batch;
+  load.num_thread = p.options.num_thread;
+  load.num_gpu = p.options.num_gpu;
+  auto lease = models.acquire(model.key, load, request.keep_alive, client_gone);
+  if (!lease.ok()) {
+    if (lease.status().code() == Code::kCancelled) return lease.status();
+    return internal_error(lease.status().message());
+  }
+  p.lease = std::move(lease).value();
+  return p;
+}
+
+runner::CompletionRequest completion_request(const Prepared& p, const InferenceCommon& request,
+                                             std::string prompt, const std::function<bool()>& client_gone) {
+  runner::CompletionRequest r;
+  r.prompt = std::move(prompt);
+  r.options = p.options.sampling;
+  if (request.format.is_string()) r.format = request.format.get<std::string>();
+  if (request.format.is_object()) r.format = request.format.dump();
+  r.logprobs = request.logprobs || request.top_logprobs > 0;
+  r.top_logprobs = request.top_logprobs;
+  r.is_cancelled = client_gone;
+  return r;
+}
+
+void add_metrics(const Prepared& p, const runner::CompletionChunk& final, Json* out) {
+  (*out)["total_duration"] = ns_since(p.t0);
+  (*out)["load_duration"] = p.lease ? p.lease->load_duration_ns() : 0;
+  (*out)["prompt_eval_count"] = final.prompt_eval_count;
+  (*out)["prompt_eval_duration"] = final.prompt_eval_duration_ns;
+  (*out)["eval_count"] = final.eval_count;
+  (*out)["eval_duration"] = final.eval_duration_ns;
+}
+
+Json logprobs_json(const std::vector<runner::TokenLogprob>& lps) {
+  Json out = Json::array();
+  for (const runner::TokenLogprob& lp : lps) {
+    Json j{{"token", lp.token}, {"logprob", lp.logprob}};
+    if (!lp.bytes.empty()) j["bytes"] = lp.bytes;
+    if (!lp.top.empty()) j["top_logprobs"] = logprobs_json(lp.top);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+HttpResponse ndjson_stream(std::function<Status(const SendFn&)> body) {
+  HttpResponse r;
+  r.content_type = kNdjson;
+  r.stream = [body = std::move(body)](const WriteFn& write) {
+    bool open = true;
+    const SendFn send = [&](const Json& j) {
+      open = open && write(j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+      return open;
+    };
+    const Status s = body(send);
+    if (!s.is_ok() && open && s.code() != Code::kCancelled) send(Json{{"error", s.message()}});
+  };
+  return r;
+}
+
+}  // namespace paddock::server

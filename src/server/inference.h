@@ -1,0 +1,50 @@
+// What /api/generate and /api/chat share: resolving options and the template, loading the
+// model through the manager, the final chunk's metrics, and NDJSON streaming where an error
+// after the first line becomes a last {"error": ...} line.
+//   PADDOCK_ASSIGN(Prepared p, prepare(models, resolved, request, template_override, t0, gone));
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "server/api_util.h"
+#include "server/generation.h"
+#include "server/model_manager.h"
+#include "server/options.h"
+#include "server/prompt.h"
+#include "server/requests.h"
+
+namespace paddock::server {
+
+struct Prepared {
+  PromptTemplate tmpl;
+  EffectiveOptions options;
+  std::unique_ptr<ModelManager::Lease> lease;
+  std::chrono::steady_clock::time_point t0;
+};
+
+Result<Prepared> prepare(ModelManager& models, const ResolvedModel& model, const InferenceCommon& request,
+                         const std::optional<std::string>& template_override,
+                         std::chrono::steady_clock::time_point t0, const std::function<bool()>& client_gone);
+
+// The runner request for a rendered prompt: sampling options, format, logprobs, cancellation.
+runner::CompletionRequest completion_request(const Prepared& p, const InferenceCommon& request,
+                                             std::string prompt, const std::function<bool()>& client_gone);
+
+// total/load/prompt_eval/eval metrics of the final chunk, added to `out`.
+void add_metrics(const Prepared& p, const runner::CompletionChunk& final, Json* out);
+Json logprobs_json(const std::vector<runner::TokenLogprob>& lps);
+
+// Streams NDJSON produced by `body` (send returns false once the client is gone).
+using SendFn = std::function<bool(const Json&)>;
+HttpResponse ndjson_stream(std::function<Status(const SendFn&)> body);
+
+}  // namespace paddock::server
+
+namespace paddock::server {
+// /api/embed's vector: truncated to `dimensions` (0 = all), then L2-normalised.
+Result<std::vector<float>> normalize_embedding(std::vector<float> v, int64_t dimensions);
+}  // namespace paddock::server

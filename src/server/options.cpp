@@ -1,0 +1,108 @@
+#include "server/options.h"
+
+#include <map>
+#include <string>
+
+#include "base/log.h"
+
+namespace paddock::server {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Status type_error(const std::string& key, const char* what) {
+  return invalid_argument("option \"" + key + "\" must be of type " + what);
+}
+
+Result<store::ParamValue> convert(const std::string& key, store::ParamType type, const Json& v) {
+  switch (type) {
+    case store::ParamType::kInt:
+      // Go accepts a float for an int option when it is integral (JSON numbers are float64).
+      if (v.is_number_integer()) return store::ParamValue(v.get<int64_t>());
+      if (v.is_number_float() &&
+          v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>()))) {
+        return store::ParamValue(static_cast<int64_t>(v.get<double>()));
+      }
+      return type_error(key, "integer");
+    case store::ParamType::kFloat:
+      if (v.is_number()) return store::ParamValue(v.get<double>());
+      return type_error(key, "float32");
+    case store::ParamType::kBool:
+      if (v.is_boolean()) return store::ParamValue(v.get<bool>());
+      return type_error(key, "boolean");
+    case store::ParamType::kString:
+      if (v.is_string()) return store::ParamValue(v.get<std::string>());
+      return type_error(key, "string");
+    case store::ParamType::kStringList: {
+      std::vector<std::string> list;
+      if (v.is_string()) {
+        list.push_back(v.get<std::string>());
+        return store::ParamValue(list);
+      }
+      if (!v.is_array()) return type_error(key, "array of strings");
+      for (const Json& e : v) {
+        if (!e.is_string()) return type_error(key, "array of strings");
+        list.push_back(e.get<std::string>());
+      }
+      return store::ParamValue(list);
+    }
+  }
+  return type_error(key, "a known type");
+}
+
+std::optional<int64_t> get_int(const std::map<std::string, store::ParamValue>& m, const char* k) {
+  const auto it = m.find(k);
+  if (it == m.end()) return std::nullopt;
+  if (const auto* i = std::get_if<int64_t>(&it->second)) return *i;
+  return std::nullopt;
+}
+
+std::optional<double> get_float(const std::map<std::string, store::ParamValue>& m, const char* k) {
+  const auto it = m.find(k);
+  if (it == m.end()) return std::nullopt;
+  if (const auto* d = std::get_if<double>(&it->second)) return *d;
+  if (const auto* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<EffectiveOptions> effective_options(const store::Params& model_params, const Json& request) {
+  std::map<std::string, store::ParamValue> m = model_params.values();
+  if (request.is_object()) {
+    for (const auto& [key, value] : request.items()) {
+      const store::ParamSpec* spec = store::find_param_spec(key);
+      if (!spec) {
+        log_warn("invalid option provided: option=" + key);
+        continue;
+      }
+      if (value.is_null()) continue;
+      PADDOCK_ASSIGN(m[key], convert(key, spec->type, value));
+    }
+  }
+  EffectiveOptions o;
+  runner::SamplingOptions& s = o.sampling;
+  s.temperature = get_float(m, "temperature");
+  s.top_p = get_float(m, "top_p");
+  s.min_p = get_float(m, "min_p");
+  s.typical_p = get_float(m, "typical_p");
+  s.repeat_penalty = get_float(m, "repeat_penalty");
+  s.presence_penalty = get_float(m, "presence_penalty");
+  s.frequency_penalty = get_float(m, "frequency_penalty");
+  s.top_k = get_int(m, "top_k");
+  s.repeat_last_n = get_int(m, "repeat_last_n");
+  s.seed = get_int(m, "seed");
+  s.num_predict = get_int(m, "num_predict");
+  s.num_keep = get_int(m, "num_keep");
+  if (const auto it = m.find("stop"); it != m.end()) {
+    if (const auto* l = std::get_if<std::vector<std::string>>(&it->second)) s.stop = *l;
+  }
+  o.num_ctx = get_int(m, "num_ctx").value_or(0);
+  o.num_batch = get_int(m, "num_batch");
+  o.num_thread = get_int(m, "num_thread");
+  o.num_gpu = get_int(m, "num_gpu");
+  return o;
+}
+
+}  // namespace paddock::server

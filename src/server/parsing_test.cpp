@@ -1,0 +1,162 @@
+#include <gtest/gtest.h>
+
+#include "server/cors.h"
+#include "server/duration.h"
+#include "server/host.h"
+#include "server/options.h"
+#include "server/requests.h"
+
+namespace paddock::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Duration, GoForms) {
+  EXPECT_EQ(*parse_go_duration("5m"), Duration(5min));
+  EXPECT_EQ(*parse_go_duration("1h30m"), Duration(90min));
+  EXPECT_EQ(*parse_go_duration("300ms"), Duration(300ms));
+  EXPECT_EQ(*parse_go_duration("1.5s"), Duration(1500ms));
+  EXPECT_EQ(*parse_go_duration("-1m"), Duration(-1min));
+  EXPECT_EQ(*parse_go_duration("0"), Duration(0));
+  for (const char* bad : {"", "m", "5", "5x", "1.s.", "--1m"})
+    EXPECT_FALSE(parse_go_duration(bad).ok()) << bad;
+}
+
+TEST(Duration, KeepAliveForms) {
+  EXPECT_FALSE(parse_keep_alive(nlohmann::json())->has_value());
+  EXPECT_EQ(**parse_keep_alive(nlohmann::json(30)), Duration(30s));
+  EXPECT_EQ(**parse_keep_alive(nlohmann::json(0)), Duration(0));
+  EXPECT_EQ(**parse_keep_alive(nlohmann::json(-1)), kForever);
+  EXPECT_EQ(**parse_keep_alive(nlohmann::json("-1m")), kForever);
+  EXPECT_EQ(**parse_keep_alive(nlohmann::json("10m")), Duration(10min));
+  EXPECT_EQ(**parse_keep_alive(nlohmann::json("3600")), Duration(1h));
+  EXPECT_EQ(**parse_keep_alive(nlohmann::json("99999999999999999999999")), kForever);
+  EXPECT_FALSE(parse_keep_alive(nlohmann::json("soon")).ok());
+  EXPECT_FALSE(parse_keep_alive(nlohmann::json::array()).ok());
+}
+
+TEST(Host, OllamaRules) {
+  EXPECT_EQ(parse_host("").to_string(), "127.0.0.1:11434");
+  EXPECT_EQ(parse_host("0.0.0.0").to_string(), "0.0.0.0:11434");
+  EXPECT_EQ(parse_host("1.2.3.4:8080").to_string(), "1.2.3.4:8080");
+  EXPECT_EQ(parse_host(":9000").to_string(), "127.0.0.1:9000");
+  EXPECT_EQ(parse_host("http://example.com").to_string(), "example.com:80");
+  EXPECT_EQ(parse_host("https://example.com").to_string(), "example.com:443");
+  EXPECT_EQ(parse_host("http://example.com:7/path").to_string(), "example.com:7");
+  EXPECT_EQ(parse_host("[::1]:8080").to_string(), "[::1]:8080");
+  EXPECT_EQ(parse_host("[::1]").to_string(), "[::1]:11434");
+  EXPECT_EQ(parse_host("\"localhost:99999\"").to_string(), "localhost:11434");
+}
+
+TEST(Cors, DefaultsAndExtras) {
+  const OriginPolicy p({"chrome-extension://*", "https://my.app"});
+  for (const char* ok :
+       {"http://localhost", "http://localhost:3000", "https://127.0.0.1:8443", "app://x", "file://",
+        "tauri://localhost", "vscode-webview://abc", "chrome-extension://id", "https://my.app"}) {
+    EXPECT_TRUE(p.allows(ok)) << ok;
+  }
+  for (const char* bad : {"http://evil.com", "https://localhost.evil.com", "http://localhostx"}) {
+    EXPECT_FALSE(p.allows(bad)) << bad;
+  }
+  EXPECT_TRUE(OriginPolicy({"*"}).allows("http://anything.example"));
+}
+
+TEST(Cors, HostCheck) {
+  EXPECT_TRUE(host_allowed("localhost:11434", "127.0.0.1"));
+  EXPECT_TRUE(host_allowed("127.0.0.1:11434", "127.0.0.1"));
+  EXPECT_TRUE(host_allowed("192.168.1.5", "127.0.0.1"));
+  EXPECT_TRUE(host_allowed("[::1]:11434", "127.0.0.1"));
+  EXPECT_TRUE(host_allowed("box.local", "127.0.0.1"));
+  EXPECT_FALSE(host_allowed("evil.com", "127.0.0.1"));
+  EXPECT_FALSE(host_allowed("8.8.8.8:11434", "127.0.0.1"));
+  EXPECT_TRUE(host_allowed("evil.com", "0.0.0.0"));
+}
+
+TEST(Requests, BodyErrors) {
+  EXPECT_EQ(parse_body("").status().message(), "missing request body");
+  EXPECT_EQ(parse_body("{").status().code(), Code::kInvalidArgument);
+  auto j = parse_body(R"({"model":"m","prompt":5})");
+  ASSERT_TRUE(j.ok());
+  auto g = parse_generate(*j);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find(".prompt of type string"), std::string::npos) << g.status().message();
+  EXPECT_FALSE(parse_generate(Json::array()).ok());
+}
+
+TEST(Requests, GenerateDefaultsAndFields) {
+  auto g = parse_generate(Json::parse(R"({"model":"m","prompt":"hi"})"));
+  ASSERT_TRUE(g.ok());
+  EXPECT_TRUE(g->stream);
+  EXPECT_FALSE(g->raw);
+  EXPECT_FALSE(g->keep_alive.has_value());
+  EXPECT_FALSE(g->think.set);
+  g = parse_generate(Json::parse(
+      R"({"model":"m","stream":false,"keep_alive":"1m","think":"high","context":[1,2],"format":"json","top_logprobs":3})"));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_FALSE(g->stream);
+  EXPECT_EQ(*g->keep_alive, Duration(1min));
+  EXPECT_EQ(g->think.level, "high");
+  EXPECT_EQ(g->context, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(g->format, "json");
+  EXPECT_EQ(g->top_logprobs, 3);
+}
+
+TEST(Requests, GenerateErrors) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"raw":true,"system":"x"})", "raw mode does not support template, system, or context"},
+      {R"({"top_logprobs":21})", "top_logprobs must be between 0 and 20"},
+      {R"({"think":"very"})", "invalid think value"},
+      {R"({"format":"xml"})", "invalid format"},
+      {R"({"format":5})", "invalid format"},
+      {R"({"keep_alive":"soon"})", "invalid duration"},
+      {R"({"context":["a"]})", "context"},
+      {R"({"options":[1]})", "options"},
+  };
+  for (const auto& [body, want] : cases) {
+    auto g = parse_generate(Json::parse(body));
+    ASSERT_FALSE(g.ok()) << body;
+    EXPECT_NE(g.status().message().find(want), std::string::npos) << body << " -> " << g.status().message();
+  }
+}
+
+TEST(Requests, ChatEmbedCreate) {
+  auto c = parse_chat(Json::parse(R"({"model":"m","messages":[{"role":"USER","content":"hi"}],"tools":[]})"));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->messages.size(), 1u);
+  EXPECT_EQ(c->messages[0].role, "user");
+  EXPECT_FALSE(parse_chat(Json::parse(R"({"messages":"hi"})")).ok());
+
+  auto e = parse_embed(Json::parse(R"({"model":"m","input":["a","b"],"dimensions":2,"truncate":false})"));
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->inputs.size(), 2u);
+  EXPECT_FALSE(e->truncate);
+  EXPECT_EQ(parse_embed(Json::parse(R"({"input":5})")).status().message(), "invalid input type");
+  EXPECT_TRUE(parse_embed(Json::parse(R"({"input":""})"))->inputs.empty());
+
+  auto cr = parse_create(Json::parse(R"({"name":"x","files":{"a.gguf":"sha256:00"},"license":"MIT"})"));
+  ASSERT_TRUE(cr.ok());
+  EXPECT_EQ(cr->model, "x");
+  EXPECT_EQ(cr->license, std::vector<std::string>{"MIT"});
+  EXPECT_FALSE(parse_create(Json::parse(R"({"files":{"a":1}})")).ok());
+}
+
+TEST(Options, MergeAndTypes) {
+  store::Params model;
+  ASSERT_TRUE(model.set("temperature", "0.5").is_ok());
+  ASSERT_TRUE(model.set("num_ctx", "512").is_ok());
+  auto o =
+      effective_options(model, Json::parse(R"({"top_k":7,"stop":["x"],"unknown_key":1,"num_predict":3.0})"));
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_DOUBLE_EQ(*o->sampling.temperature, 0.5);
+  EXPECT_EQ(*o->sampling.top_k, 7);
+  EXPECT_EQ(*o->sampling.num_predict, 3);
+  EXPECT_EQ(o->sampling.stop, std::vector<std::string>{"x"});
+  EXPECT_EQ(o->num_ctx, 512);
+  o = effective_options(model, Json::parse(R"({"temperature":0})"));
+  EXPECT_DOUBLE_EQ(*o->sampling.temperature, 0.0);
+  EXPECT_EQ(effective_options(model, Json::parse(R"({"top_k":"many"})")).status().message(),
+            "option \"top_k\" must be of type integer");
+}
+
+}  // namespace
+}  // namespace paddock::server

@@ -1,0 +1,105 @@
+// Request bodies of every route, decoded and type-checked the way Ollama's Go structs
+// decode them: unknown fields ignored, a field of the wrong JSON type is a 400 whose message
+// names the field ("json: cannot unmarshal number into Go struct field .prompt of type
+// string"), an empty body is "missing request body". Nothing here touches models or
+// files, so the fuzzer drives all of it.
+//   PADDOCK_ASSIGN(GenerateRequest r, parse_generate(body));
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "chat/message.h"
+#include "server/duration.h"
+
+namespace paddock::server {
+
+using Json = nlohmann::ordered_json;
+
+// `think`: unset, a bool, or a level ("low" | "medium" | "high" | "max").
+struct Think {
+  bool set = false;
+  bool enabled = false;
+  std::string level;
+};
+
+// Fields shared by the inference routes.
+struct InferenceCommon {
+  std::string model;
+  Json options = Json::object();
+  std::optional<Duration> keep_alive;
+  Json format;  // null, "json" or a schema object
+  bool stream = true;
+  Think think;
+  bool logprobs = false;
+  int top_logprobs = 0;
+};
+
+struct GenerateRequest : InferenceCommon {
+  std::string prompt, suffix;
+  std::optional<std::string> system, template_text;
+  std::vector<std::string> images;
+  std::vector<int32_t> context;
+  bool raw = false;
+};
+
+struct ChatRequest : InferenceCommon {
+  std::vector<chat::Message> messages;
+  std::vector<chat::Tool> tools;
+};
+
+struct EmbedRequest {
+  std::string model;
+  std::vector<std::string> inputs;
+  bool truncate = true;
+  int64_t dimensions = 0;
+  Json options = Json::object();
+  std::optional<Duration> keep_alive;
+};
+
+struct EmbeddingsRequest {
+  std::string model, prompt;
+  Json options = Json::object();
+  std::optional<Duration> keep_alive;
+};
+
+struct ModelRequest {  // show, delete, pull, push
+  std::string model;
+  bool verbose = false;
+  bool stream = true;
+  bool insecure = false;
+};
+
+struct CopyRequest {
+  std::string source, destination;
+};
+
+struct CreateRequest {
+  std::string model, from, quantize, template_text, system;
+  bool has_template = false, has_system = false;
+  std::map<std::string, std::string> files, adapters;
+  std::vector<std::string> license;
+  Json parameters = Json::object();
+  Json messages = Json::array();
+  bool stream = true;
+};
+
+// The body as JSON: empty -> "missing request body"; malformed -> the parser's message.
+Result<Json> parse_body(std::string_view body);
+
+Result<GenerateRequest> parse_generate(const Json& j);
+Result<ChatRequest> parse_chat(const Json& j);
+Result<EmbedRequest> parse_embed(const Json& j);
+Result<EmbeddingsRequest> parse_embeddings(const Json& j);
+Result<ModelRequest> parse_model_request(const Json& j);  // "model", or the legacy "name"
+Result<CopyRequest> parse_copy(const Json& j);
+Result<CreateRequest> parse_create(const Json& j);
+
+}  // namespace paddock::server

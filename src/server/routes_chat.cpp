@@ -1,0 +1,115 @@
+// POST /api/chat: messages (+ model SYSTEM and MESSAGE history), tools, thinking.
+#include <memory>
+
+#include "server/api.h"
+#include "server/inference.h"
+
+namespace paddock::server {
+
+HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto body = parse_body(http.body);
+  if (!body.ok()) return error_response(body.status());
+  auto req = parse_chat(*body);
+  if (!req.ok()) return error_response(req.status());
+  if (req->model.empty()) return error_response(400, "model is required");
+  auto model = resolve(req->model);
+  if (!model.ok()) return error_response(model.status());
+  for (const chat::Message& m : req->messages) {
+    if (!m.images.empty() && model->info.projector_paths.empty()) {
+      return error_response(
+          400, "\"" + req->model + "\" does not support images: the model has no vision projector");
+    }
+  }
+
+  auto prepared = prepare(models_, *model, *req, std::nullopt, t0, http.client_gone);
+  if (!prepared.ok()) return error_response(prepared.status());
+  auto p = std::make_shared<Prepared>(std::move(prepared).value());
+  if (!req->tools.empty() && !p->tmpl.supports_tools) {
+    return error_response(400, model->key.name + " does not support tools");
+  }
+
+  if (req->messages.empty()) {
+    const bool unload = req->keep_alive && req->keep_alive->count() == 0;
+    Json out{{"model", req->model},
+             {"created_at", now_rfc3339()},
+             {"message", Json{{"role", "assistant"}, {"content", ""}}},
+             {"done", true},
+             {"done_reason", unload ? "unload" : "load"}};
+    p.reset();
+    return json_response(200, out);
+  }
+
+  std::vector<chat::Message> messages;
+  const bool has_system = req->messages.front().role == "system";
+  if (!has_system && !model->info.system.empty()) {
+    messages.push_back(chat::Message{.role = "system", .content = model->info.system});
+  }
+  for (const store::Message& m : model->info.messages) {
+    messages.push_back(chat::Message{.role = m.role, .content = m.content});
+  }
+  for (const chat::Message& m : req->messages) messages.push_back(m);
+  auto prompt = render_messages(p->tmpl, messages, req->tools, req->think);
+  if (!prompt.ok()) return error_response(500, prompt.status().message());
+
+  auto spec = std::make_shared<GenerationSpec>();
+  spec->request = completion_request(*p, *req, *prompt, http.client_gone);
+  if (!(req->think.set && !req->think.enabled)) {
+    spec->think_tags = p->tmpl.think_tags;
+    const std::string& open = p->tmpl.think_tags.first;
+    std::string_view trimmed = *prompt;
+    while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.remove_suffix(1);
+    spec->prompt_opens_thinking = !open.empty() && trimmed.size() >= open.size() &&
+                                  trimmed.substr(trimmed.size() - open.size()) == open;
+  }
+  spec->parse_tools = !req->tools.empty();
+  spec->tool_tag = p->tmpl.tool_tag;
+  for (const chat::Tool& t : req->tools) spec->tool_names.push_back(t.name);
+  const std::string name = req->model;
+
+  auto run = [p, spec, name](const SendFn& send) -> Status {
+    return run_generation(p->lease->runner(), *spec, [&](const GenerationEvent& e) {
+      chat::Message m{.role = "assistant", .content = e.content, .thinking = e.thinking};
+      m.tool_calls = e.tool_calls;
+      Json msg = chat::to_json(m);
+      msg["content"] = e.content;  // always present, as Ollama's chunks have it
+      Json out{{"model", name}, {"created_at", now_rfc3339()}, {"message", msg}};
+      if (!e.logprobs.empty()) out["logprobs"] = logprobs_json(e.logprobs);
+      out["done"] = e.done;
+      if (e.done) {
+        out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
+        add_metrics(*p, e.final, &out);
+      }
+      return send(out);
+    });
+  };
+
+  if (req->stream) return ndjson_stream(run);
+
+  Json total;
+  std::string content, thinking;
+  Json calls = Json::array();
+  Json lps = Json::array();
+  const Status s = run([&](const Json& chunk) {
+    const Json& m = chunk["message"];
+    content += m.value("content", "");
+    thinking += m.value("thinking", "");
+    if (m.contains("tool_calls")) {
+      for (const auto& c : m["tool_calls"]) calls.push_back(c);
+    }
+    if (chunk.contains("logprobs")) {
+      for (const auto& lp : chunk["logprobs"]) lps.push_back(lp);
+    }
+    if (chunk.value("done", false)) total = chunk;
+    return true;
+  });
+  if (!s.is_ok()) return error_response(s);
+  Json msg{{"role", "assistant"}, {"content", content}};
+  if (!thinking.empty()) msg["thinking"] = thinking;
+  if (!calls.empty()) msg["tool_calls"] = calls;
+  total["message"] = msg;
+  if (!lps.empty()) total["logprobs"] = lps;
+  return json_response(200, total);
+}
+
+}  // namespace paddock::server

@@ -1,0 +1,109 @@
+// POST /api/generate: completion, load (empty prompt) and unload (empty prompt, keep_alive 0).
+#include <memory>
+
+#include "server/api.h"
+#include "server/inference.h"
+
+namespace paddock::server {
+
+namespace {
+
+Json base_chunk(const std::string& model) { return Json{{"model", model}, {"created_at", now_rfc3339()}}; }
+
+}  // namespace
+
+HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto body = parse_body(http.body);
+  if (!body.ok()) return error_response(body.status());
+  auto req = parse_generate(*body);
+  if (!req.ok()) return error_response(req.status());
+  if (req->model.empty()) return error_response(400, "model is required");
+  auto model = resolve(req->model);
+  if (!model.ok()) return error_response(model.status());
+  if (!req->images.empty() && model->info.projector_paths.empty()) {
+    return error_response(
+        400, "\"" + req->model + "\" does not support images: the model has no vision projector");
+  }
+  if (!req->suffix.empty() && req->raw) return error_response(400, "raw mode does not support suffix");
+
+  auto prepared = prepare(models_, *model, *req, req->template_text, t0, http.client_gone);
+  if (!prepared.ok()) return error_response(prepared.status());
+  auto p = std::make_shared<Prepared>(std::move(prepared).value());
+  if (!req->suffix.empty() && !p->tmpl.supports_insert) {
+    return error_response(400, "\"" + req->model + "\" does not support insert");
+  }
+
+  if (req->prompt.empty() && req->suffix.empty() && req->images.empty()) {
+    const bool unload = req->keep_alive && req->keep_alive->count() == 0;
+    Json out = base_chunk(req->model);
+    out["response"] = "";
+    out["done"] = true;
+    out["done_reason"] = unload ? "unload" : "load";
+    p.reset();  // releases the lease; keep_alive 0 unloads right here
+    return json_response(200, out);
+  }
+
+  std::string prompt = req->prompt;
+  if (!req->raw) {
+    const std::string system = req->system.value_or(model->info.system);
+    auto rendered = render_generate(p->tmpl, system, req->prompt, req->suffix, req->think);
+    if (!rendered.ok()) return error_response(500, rendered.status().message());
+    prompt = std::move(rendered).value();
+    if (!req->context.empty()) {
+      auto prefix = p->lease->runner().detokenize(req->context);
+      if (!prefix.ok()) return error_response(400, "invalid context: " + prefix.status().message());
+      prompt = *prefix + prompt;
+    }
+  }
+
+  auto spec = std::make_shared<GenerationSpec>();
+  spec->request = completion_request(*p, *req, prompt, http.client_gone);
+  if (!req->raw && !(req->think.set && !req->think.enabled)) spec->think_tags = p->tmpl.think_tags;
+  const bool want_context = !req->raw;
+  const std::string name = req->model;
+
+  // Runs the completion; `send` gets each NDJSON object (native shape).
+  auto run = [p, spec, name, want_context, prompt](const SendFn& send) -> Status {
+    std::string response;
+    return run_generation(p->lease->runner(), *spec, [&](const GenerationEvent& e) {
+      Json out = base_chunk(name);
+      out["response"] = e.content;
+      if (!e.thinking.empty()) out["thinking"] = e.thinking;
+      response += e.content;
+      if (!e.logprobs.empty()) out["logprobs"] = logprobs_json(e.logprobs);
+      out["done"] = e.done;
+      if (e.done) {
+        out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
+        if (want_context) {
+          auto tokens = p->lease->runner().tokenize(prompt + response);
+          if (tokens.ok()) out["context"] = *tokens;
+        }
+        add_metrics(*p, e.final, &out);
+      }
+      return send(out);
+    });
+  };
+
+  if (req->stream) return ndjson_stream(run);
+
+  Json total;
+  std::string response, thinking;
+  Json lps = Json::array();
+  const Status s = run([&](const Json& chunk) {
+    response += chunk.value("response", "");
+    thinking += chunk.value("thinking", "");
+    if (chunk.contains("logprobs")) {
+      for (const auto& lp : chunk["logprobs"]) lps.push_back(lp);
+    }
+    if (chunk.value("done", false)) total = chunk;
+    return true;
+  });
+  if (!s.is_ok()) return error_response(s);
+  total["response"] = response;
+  if (!thinking.empty()) total["thinking"] = thinking;
+  if (!lps.empty()) total["logprobs"] = lps;
+  return json_response(200, total);
+}
+
+}  // namespace paddock::server

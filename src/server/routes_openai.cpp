@@ -1,0 +1,472 @@
+// The OpenAI-compatible routes, as Ollama's middleware does them: translate the request to
+// the native one, run the native handler, translate its JSON (or each NDJSON line) back,
+// streaming as SSE (`data: {...}\n\n` ... `data: [DONE]\n\n`).
+#include <atomic>
+#include <cstring>
+#include <ctime>
+#include <map>
+
+#include "server/api.h"
+#include "server/api_util.h"
+
+namespace paddock::server {
+
+namespace {
+
+HttpResponse oai_error(int status, const std::string& message) {
+  const char* type = status == 400   ? "invalid_request_error"
+                     : status == 404 ? "not_found_error"
+                                     : "api_error";
+  return json_response(
+      status,
+      Json{{"error", Json{{"message", message}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}});
+}
+
+// A native error response re-wrapped as an OpenAI error.
+HttpResponse rewrap_error(const HttpResponse& native) {
+  auto j = Json::parse(native.body, nullptr, false);
+  const std::string msg = j.is_object() && j.contains("error") && j["error"].is_string()
+                              ? j["error"].get<std::string>()
+                              : native.body;
+  return oai_error(native.status, msg);
+}
+
+std::string make_id(const char* prefix) {
+  static std::atomic<unsigned> counter{0};
+  return std::string(prefix) +
+         std::to_string((counter++ * 7919u + static_cast<unsigned>(std::time(nullptr))) % 999);
+}
+
+Status fill_options(const Json& in, Json* native) {
+  Json opts = Json::object();
+  if (in.contains("max_tokens") && !in["max_tokens"].is_null()) opts["num_predict"] = in["max_tokens"];
+  if (in.contains("max_completion_tokens") && !in["max_completion_tokens"].is_null()) {
+    opts["num_predict"] = in["max_completion_tokens"];
+  }
+  opts["temperature"] =
+      in.contains("temperature") && !in["temperature"].is_null() ? in["temperature"] : Json(1.0);
+  const bool top_p_set = in.contains("top_p") && in["top_p"].is_number() && in["top_p"].get<double>() != 0;
+  opts["top_p"] = top_p_set ? in["top_p"] : Json(1.0);
+  for (const char* k : {"seed", "frequency_penalty", "presence_penalty"}) {
+    if (in.contains(k) && !in[k].is_null()) opts[k] = in[k];
+  }
+  if (in.contains("stop") && !in["stop"].is_null()) {
+    const Json& stop = in["stop"];
+    if (stop.is_string()) {
+      opts["stop"] = Json::array({stop});
+    } else if (stop.is_array()) {
+      for (const Json& s : stop) {
+        if (!s.is_string()) return invalid_argument("invalid type for 'stop' field: " + s.dump());
+      }
+      opts["stop"] = stop;
+    } else {
+      return invalid_argument("invalid type for 'stop' field: " + stop.dump());
+    }
+  }
+  (*native)["options"] = opts;
+  if (in.contains("stream") && !in["stream"].is_boolean() && !in["stream"].is_null()) {
+    return invalid_argument("invalid type for 'stream' field");
+  }
+  (*native)["stream"] = in.value("stream", false);
+  if (in.contains("model")) (*native)["model"] = in["model"];
+  return Status::ok();
+}
+
+Result<std::string> image_data(const Json& part) {
+  const Json& iu = part["image_url"];
+  const std::string url = iu.is_string() ? iu.get<std::string>() : iu.is_object() ? iu.value("url", "") : "";
+  if (url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0) {
+    return invalid_argument("image URLs are not currently supported, please use base64 encoded data instead");
+  }
+  const size_t comma = url.find(";base64,");
+  if (url.rfind("data:", 0) != 0 || comma == std::string::npos)
+    return invalid_argument("invalid image input");
+  return url.substr(comma + 8);
+}
+
+Result<Json> translate_messages(const Json& in) {
+  if (!in.is_array()) return invalid_argument("invalid message format");
+  if (in.empty()) return invalid_argument("[] is too short - 'messages'");
+  Json out = Json::array();
+  std::map<std::string, std::string> tool_names;  // tool_call_id -> function name
+  for (const Json& m : in) {
+    if (!m.is_object()) return invalid_argument("invalid message format");
+    const std::string role = m.value("role", "");
+    Json nm{{"role", role}, {"content", ""}};
+    const Json content = m.contains("content") ? m["content"] : Json();
+    if (content.is_string()) {
+      nm["content"] = content;
+    } else if (content.is_array()) {
+      std::string text;
+      Json images = Json::array();
+      for (const Json& part : content) {
+        if (!part.is_object()) return invalid_argument("invalid message format");
+        const std::string type = part.value("type", "");
+        if (type == "text") {
+          text += part.value("text", "");
+        } else if (type == "image_url") {
+          PADDOCK_ASSIGN(std::string data, image_data(part));
+          images.push_back(data);
+        } else {
+          return invalid_argument("invalid message format: unsupported content part \"" + type + "\"");
+        }
+      }
+      nm["content"] = text;
+      if (!images.empty()) nm["images"] = images;
+    } else if (!content.is_null()) {
+      return invalid_argument("invalid message content type");
+    } else if (!m.contains("tool_calls")) {
+      return invalid_argument("invalid message content type: null");
+    }
+    if (m.contains("reasoning") && m["reasoning"].is_string()) nm["thinking"] = m["reasoning"];
+    if (m.contains("tool_calls") && m["tool_calls"].is_array()) {
+      Json calls = Json::array();
+      for (const Json& c : m["tool_calls"]) {
+        if (!c.is_object() || !c.contains("function") || !c["function"].is_object()) {
+          return invalid_argument("invalid tool call");
+        }
+        const Json& f = c["function"];
+        Json args = Json::object();
+        if (f.contains("arguments") && f["arguments"].is_string()) {
+          args = Json::parse(f["arguments"].get<std::string>(), nullptr, false);
+          if (args.is_discarded() || !args.is_object())
+            return invalid_argument("invalid tool call arguments");
+        }
+        const std::string name = f.value("name", "");
+        if (c.contains("id") && c["id"].is_string()) tool_names[c["id"].get<std::string>()] = name;
+        Json call{{"function", Json{{"name", name}, {"arguments", args}}}};
+        if (c.contains("id")) call["id"] = c["id"];
+        calls.push_back(call);
+      }
+      nm["tool_calls"] = calls;
+    }
+    if (m.contains("tool_call_id") && m["tool_call_id"].is_string()) {
+      const std::string id = m["tool_call_id"].get<std::string>();
+      nm["tool_call_id"] = id;
+      if (tool_names.count(id)) nm["tool_name"] = tool_names[id];
+    }
+    if (m.contains("name") && m["name"].is_string() && role == "tool") nm["tool_name"] = m["name"];
+    out.push_back(nm);
+  }
+  return out;
+}
+
+Result<Json> translate_chat(const Json& in) {
+  if (!in.is_object()) return invalid_argument("invalid request body");
+  Json native = Json::object();
+  PADDOCK_TRY(fill_options(in, &native));
+  PADDOCK_ASSIGN(native["messages"], translate_messages(in.contains("messages") ? in["messages"] : Json()));
+  if (in.contains("tools") && in["tools"].is_array()) native["tools"] = in["tools"];
+  if (in.contains("response_format") && in["response_format"].is_object()) {
+    const Json& rf = in["response_format"];
+    const std::string type = rf.value("type", "");
+    if (type == "json_object") native["format"] = "json";
+    if (type == "json_schema" && rf.contains("json_schema") && rf["json_schema"].is_object() &&
+        rf["json_schema"].contains("schema")) {
+      native["format"] = rf["json_schema"]["schema"];
+    }
+  }
+  std::string effort;
+  if (in.contains("reasoning_effort") && in["reasoning_effort"].is_string()) effort = in["reasoning_effort"];
+  if (in.contains("reasoning") && in["reasoning"].is_object() && in["reasoning"].contains("effort") &&
+      in["reasoning"]["effort"].is_string()) {
+    effort = in["reasoning"]["effort"];
+  }
+  if (!effort.empty()) {
+    if (effort == "none") {
+      native["think"] = false;
+    } else if (effort == "minimal") {
+      native["think"] = "low";
+    } else if (effort == "low" || effort == "medium" || effort == "high" || effort == "max") {
+      native["think"] = effort;
+    } else if (effort == "xhigh" || effort == "ultra") {
+      native["think"] = "max";
+    } else {
+      return invalid_argument("invalid reasoning value: '" + effort +
+                              "' (must be \"none\", \"minimal\", \"low\", \"medium\", \"high\", or \"max\")");
+    }
+  }
+  if (in.contains("logprobs") && in["logprobs"].is_boolean()) native["logprobs"] = in["logprobs"];
+  if (in.contains("top_logprobs") && in["top_logprobs"].is_number_integer())
+    native["top_logprobs"] = in["top_logprobs"];
+  return native;
+}
+
+Json usage(const Json& native) {
+  const int64_t p = native.value("prompt_eval_count", int64_t{0}), c = native.value("eval_count", int64_t{0});
+  return Json{{"prompt_tokens", p}, {"completion_tokens", c}, {"total_tokens", p + c}};
+}
+
+Json oai_tool_calls(const Json& calls) {
+  Json out = Json::array();
+  int i = 0;
+  for (const Json& c : calls) {
+    const Json& f = c["function"];
+    out.push_back(
+        Json{{"id", c.value("id", "call_" + std::to_string(i))},
+             {"index", i},
+             {"type", "function"},
+             {"function", Json{{"name", f.value("name", "")}, {"arguments", f["arguments"].dump()}}}});
+    ++i;
+  }
+  return out;
+}
+
+std::string finish_reason(const Json& native, bool tool_calls) {
+  const std::string r = native.value("done_reason", "stop");
+  if (tool_calls && r == "stop") return "tool_calls";
+  return r == "length" ? "length" : "stop";
+}
+
+std::string sse(const Json& j) {
+  return "data: " + j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n\n";
+}
+
+// Wraps a native NDJSON stream: each line goes through `convert`, which writes SSE events.
+HttpResponse sse_from_ndjson(HttpResponse native, std::function<bool(const Json&, const WriteFn&)> convert) {
+  HttpResponse r;
+  r.content_type = "text/event-stream";
+  r.stream = [native_stream = std::move(native.stream), convert = std::move(convert)](const WriteFn& write) {
+    std::string pending;
+    bool open = true;
+    native_stream([&](std::string_view bytes) {
+      pending.append(bytes);
+      size_t nl;
+      while (open && (nl = pending.find('\n')) != std::string::npos) {
+        const Json line = Json::parse(pending.substr(0, nl), nullptr, false);
+        pending.erase(0, nl + 1);
+        if (line.is_discarded()) continue;
+        if (line.contains("error")) {
+          open = write(sse(Json{{"error", Json{{"message", line["error"]},
+                                               {"type", "api_error"},
+                                               {"param", nullptr},
+                                               {"code", nullptr}}}}));
+          continue;
+        }
+        open = convert(line, write);
+      }
+      return open;
+    });
+    if (open) write("data: [DONE]\n\n");
+  };
+  return r;
+}
+
+}  // namespace
+
+HttpResponse Api::oai_chat(const HttpRequest& http, const PathParams& params) {
+  auto body = parse_body(http.body);
+  if (!body.ok()) return oai_error(400, body.status().message());
+  auto native = translate_chat(*body);
+  if (!native.ok()) return oai_error(http_status(native.status()), native.status().message());
+  const bool stream = (*native)["stream"].get<bool>();
+  const bool include_usage = body->contains("stream_options") && (*body)["stream_options"].is_object() &&
+                             (*body)["stream_options"].value("include_usage", false);
+  HttpRequest inner = http;
+  inner.body = native->dump();
+  HttpResponse r = chat(inner, params);
+  if (r.status != 200) return rewrap_error(r);
+  const std::string id = make_id("chatcmpl-");
+  const std::string model = (*native)["model"].is_string() ? (*native)["model"].get<std::string>() : "";
+  const int64_t created = std::time(nullptr);
+  if (!stream) {
+    const Json n = Json::parse(r.body, nullptr, false);
+    const Json& m = n["message"];
+    Json msg{{"role", "assistant"}, {"content", m.value("content", "")}};
+    if (m.contains("thinking")) msg["reasoning"] = m["thinking"];
+    const bool has_calls = m.contains("tool_calls");
+    if (has_calls) msg["tool_calls"] = oai_tool_calls(m["tool_calls"]);
+    Json choice{{"index", 0}, {"message", msg}, {"finish_reason", finish_reason(n, has_calls)}};
+    return json_response(200, Json{{"id", id},
+                                   {"object", "chat.completion"},
+                                   {"created", created},
+                                   {"model", model},
+                                   {"system_fingerprint", "fp_ollama"},
+                                   {"choices", Json::array({choice})},
+                                   {"usage", usage(n)}});
+  }
+  auto first = std::make_shared<bool>(true);
+  auto saw_calls = std::make_shared<bool>(false);
+  return sse_from_ndjson(std::move(r), [=](const Json& n, const WriteFn& write) {
+    auto chunk = [&](Json delta, Json finish) {
+      return Json{
+          {"id", id},
+          {"object", "chat.completion.chunk"},
+          {"created", created},
+          {"model", model},
+          {"system_fingerprint", "fp_ollama"},
+          {"choices", Json::array({Json{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}})}};
+    };
+    const Json& m = n["message"];
+    Json delta = Json::object();
+    if (*first) delta["role"] = "assistant";
+    if (m.contains("thinking") && !m["thinking"].get<std::string>().empty()) {
+      Json d = delta;
+      d["reasoning"] = m["thinking"];
+      if (!write(sse(chunk(d, nullptr)))) return false;
+      *first = false;
+      delta = Json::object();
+    }
+    const std::string content = m.value("content", "");
+    if (!content.empty() || m.contains("tool_calls")) {
+      delta["content"] = content;
+      if (m.contains("tool_calls")) {
+        delta["tool_calls"] = oai_tool_calls(m["tool_calls"]);
+        *saw_calls = true;
+      }
+      if (!write(sse(chunk(delta, nullptr)))) return false;
+      *first = false;
+    }
+    if (n.value("done", false)) {
+      if (!write(sse(chunk(Json::object(), finish_reason(n, *saw_calls))))) return false;
+      if (include_usage) {
+        Json u{{"id", id},         {"object", "chat.completion.chunk"}, {"created", created},
+               {"model", model},   {"system_fingerprint", "fp_ollama"}, {"choices", Json::array()},
+               {"usage", usage(n)}};
+        if (!write(sse(u))) return false;
+      }
+    }
+    return true;
+  });
+}
+
+HttpResponse Api::oai_completions(const HttpRequest& http, const PathParams& params) {
+  auto body = parse_body(http.body);
+  if (!body.ok()) return oai_error(400, body.status().message());
+  if (!body->is_object()) return oai_error(400, "invalid request body");
+  Json native = Json::object();
+  const Status s = fill_options(*body, &native);
+  if (!s.is_ok()) return oai_error(400, s.message());
+  if (body->contains("prompt")) {
+    if (!(*body)["prompt"].is_string())
+      return oai_error(400, "invalid type for 'prompt' field: expected a string");
+    native["prompt"] = (*body)["prompt"];
+  }
+  if (body->contains("suffix") && (*body)["suffix"].is_string()) native["suffix"] = (*body)["suffix"];
+  if (body->contains("logprobs") && (*body)["logprobs"].is_number_integer()) {
+    native["logprobs"] = true;
+    native["top_logprobs"] = (*body)["logprobs"];
+  }
+  const bool stream = native["stream"].get<bool>();
+  const bool include_usage = body->contains("stream_options") && (*body)["stream_options"].is_object() &&
+                             (*body)["stream_options"].value("include_usage", false);
+  HttpRequest inner = http;
+  inner.body = native.dump();
+  HttpResponse r = generate(inner, params);
+  if (r.status != 200) return rewrap_error(r);
+  const std::string id = make_id("cmpl-");
+  const std::string model = native.value("model", "");
+  const int64_t created = std::time(nullptr);
+  auto object = [=](const Json& n, bool final) {
+    Json choice{{"text", n.value("response", "")},
+                {"index", 0},
+                {"finish_reason", final ? Json(finish_reason(n, false)) : Json()}};
+    return Json{{"id", id},       {"object", "text_completion"},       {"created", created},
+                {"model", model}, {"system_fingerprint", "fp_ollama"}, {"choices", Json::array({choice})}};
+  };
+  if (!stream) {
+    const Json n = Json::parse(r.body, nullptr, false);
+    Json out = object(n, true);
+    out["usage"] = usage(n);
+    return json_response(200, out);
+  }
+  return sse_from_ndjson(std::move(r), [=](const Json& n, const WriteFn& write) {
+    const bool done = n.value("done", false);
+    if (!write(sse(object(n, done)))) return false;
+    if (done && include_usage) {
+      Json u{{"id", id},         {"object", "text_completion"},       {"created", created},
+             {"model", model},   {"system_fingerprint", "fp_ollama"}, {"choices", Json::array()},
+             {"usage", usage(n)}};
+      return write(sse(u));
+    }
+    return true;
+  });
+}
+
+HttpResponse Api::oai_embeddings(const HttpRequest& http, const PathParams& params) {
+  auto body = parse_body(http.body);
+  if (!body.ok()) return oai_error(400, body.status().message());
+  if (!body->is_object()) return oai_error(400, "invalid request body");
+  Json native{{"model", body->value("model", Json(""))}};
+  const Json input = body->contains("input") ? (*body)["input"] : Json();
+  if (input.is_string()) {
+    native["input"] = Json::array({input});
+  } else if (input.is_array() && !input.empty()) {
+    native["input"] = input;
+  } else {
+    return oai_error(400, "invalid input");
+  }
+  if (body->contains("dimensions")) native["dimensions"] = (*body)["dimensions"];
+  const std::string encoding = body->value("encoding_format", "float");
+  if (encoding != "float" && encoding != "base64") {
+    return oai_error(400, "invalid encoding format: \"" + encoding + "\" (must be \"float\" or \"base64\")");
+  }
+  HttpRequest inner = http;
+  inner.body = native.dump();
+  HttpResponse r = embed(inner, params);
+  if (r.status != 200) return rewrap_error(r);
+  const Json n = Json::parse(r.body, nullptr, false);
+  Json data = Json::array();
+  int index = 0;
+  for (const Json& e : n["embeddings"]) {
+    Json item{{"object", "embedding"}, {"embedding", e}, {"index", index++}};
+    if (encoding == "base64") {
+      std::string bytes;
+      for (const Json& x : e) {
+        const float f = x.get<float>();
+        char b[4];
+        std::memcpy(b, &f, 4);  // little-endian hosts only (x86-64, arm64)
+        bytes.append(b, 4);
+      }
+      static const char* kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+      std::string out;
+      for (size_t i = 0; i < bytes.size(); i += 3) {
+        uint32_t v = static_cast<uint8_t>(bytes[i]) << 16;
+        if (i + 1 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+        if (i + 2 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 2]);
+        out += kB64[(v >> 18) & 63];
+        out += kB64[(v >> 12) & 63];
+        out += i + 1 < bytes.size() ? kB64[(v >> 6) & 63] : '=';
+        out += i + 2 < bytes.size() ? kB64[v & 63] : '=';
+      }
+      item["embedding"] = out;
+    }
+    data.push_back(item);
+  }
+  const int64_t tokens = n.value("prompt_eval_count", int64_t{0});
+  return json_response(200, Json{{"object", "list"},
+                                 {"data", data},
+                                 {"model", native["model"]},
+                                 {"usage", Json{{"prompt_tokens", tokens}, {"total_tokens", tokens}}}});
+}
+
+namespace {
+Json oai_model_object(const store::ModelSummary& m) {
+  return Json{{"id", m.name.display_shortest()},
+              {"object", "model"},
+              {"created", m.modified_unix_ns / 1'000'000'000},
+              {"owned_by", m.name.name_space()}};
+}
+}  // namespace
+
+HttpResponse Api::oai_models(const HttpRequest&, const PathParams&) {
+  auto list = store_.list();
+  if (!list.ok()) return oai_error(500, list.status().message());
+  Json data = Json::array();
+  for (const auto& m : *list) data.push_back(oai_model_object(m));
+  return json_response(200, Json{{"object", "list"}, {"data", data}});
+}
+
+HttpResponse Api::oai_model(const HttpRequest&, const PathParams& params) {
+  const std::string& id = params.at("model");
+  auto name = store::Name::parse(id);
+  auto list = store_.list();
+  if (name.ok() && list.ok()) {
+    for (const auto& m : *list) {
+      if (m.name.equal_fold(*name)) return json_response(200, oai_model_object(m));
+    }
+  }
+  return oai_error(404, "model \"" + id + "\" not found");
+}
+
+}  // namespace paddock::server

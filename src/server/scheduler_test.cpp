@@ -1,0 +1,358 @@
+#include "server/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace paddock::server {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+struct World {
+  std::mutex mu;
+  Clock::time_point now = Clock::time_point() + hours(1000);
+  std::map<std::string, int> loads;
+  std::atomic<int> live{0}, max_live{0};
+  std::atomic<uint64_t> live_bytes{0};
+  uint64_t total_memory = UINT64_MAX / 2;
+  std::set<std::string> failing;
+  std::atomic<bool> healthy{true};
+};
+
+class SchedFakeRunner : public runner::Runner {
+ public:
+  SchedFakeRunner(World* w, runner::LoadOptions load) : w_(w), load_(std::move(load)) {
+    const int n = ++w_->live;
+    int m = w_->max_live.load();
+    while (n > m && !w_->max_live.compare_exchange_weak(m, n)) {
+    }
+    w_->live_bytes += 60;
+  }
+  ~SchedFakeRunner() override {
+    --w_->live;
+    w_->live_bytes -= 60;
+  }
+  runner::ModelFacts facts() const override {
+    return {.context_length = load_.num_ctx, .memory_bytes = 60, .device_memory_bytes = 7};
+  }
+  Status complete(const runner::CompletionRequest&, const runner::ChunkFn& on_chunk) override {
+    const int n = ++users;
+    int m = max_users.load();
+    while (n > m && !max_users.compare_exchange_weak(m, n)) {
+    }
+    std::this_thread::yield();
+    --users;
+    on_chunk({.done = true});
+    return Status::ok();
+  }
+  Result<std::vector<runner::Embedding>> embed(const std::vector<std::string>&, bool) override {
+    return unsupported("embed");
+  }
+  Result<std::vector<int32_t>> tokenize(std::string_view) override { return unsupported("tokenize"); }
+  Result<std::string> detokenize(std::span<const int32_t>) override { return unsupported("detokenize"); }
+
+  std::atomic<int> users{0}, max_users{0};
+
+ private:
+  World* w_;
+  runner::LoadOptions load_;
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Scheduler> make(SchedulerConfig c = {}) {
+    SchedulerEffects e;
+    e.make_runner = [this](const runner::LoadOptions& l) -> Result<std::unique_ptr<runner::Runner>> {
+      {
+        std::lock_guard lk(w_.mu);
+        ++w_.loads[l.model_path];
+        if (w_.failing.count(l.model_path)) return invalid_argument("cannot load " + l.model_path);
+      }
+      return std::unique_ptr<runner::Runner>(new SchedFakeRunner(&w_, l));
+    };
+    e.free_memory = [this] { return w_.total_memory - w_.live_bytes; };
+    e.estimate_memory = [](const runner::LoadOptions&, int) -> uint64_t { return 60; };
+    e.now = [this] {
+      std::lock_guard lk(w_.mu);
+      return w_.now;
+    };
+    e.healthy = [this](runner::Runner&) { return w_.healthy.load(); };
+    e.expiry_thread = false;
+    return std::make_unique<Scheduler>(c, std::move(e));
+  }
+  void advance(Duration d) {
+    std::lock_guard lk(w_.mu);
+    w_.now += std::chrono::duration_cast<Clock::duration>(d);
+  }
+  int loads(const std::string& p) {
+    std::lock_guard lk(w_.mu);
+    return w_.loads[p];
+  }
+  static Result<std::unique_ptr<Scheduler::Lease>> get(Scheduler& s, const std::string& path,
+                                                       std::optional<Duration> ka = std::nullopt,
+                                                       int64_t num_ctx = 0,
+                                                       std::function<bool()> cancel = {}) {
+    return s.acquire(ModelIdentity{.name = path + ":latest"},
+                     runner::LoadOptions{.model_path = path, .num_ctx = num_ctx}, ka, cancel);
+  }
+  std::vector<std::string> loaded(Scheduler& s) {
+    std::vector<std::string> out;
+    for (const auto& m : s.list()) out.push_back(m.model_path);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  World w_;
+};
+
+TEST_F(SchedulerTest, ReusesALoadedModelAndReportsIt) {
+  auto s = make();
+  {
+    auto a = get(*s, "a", std::nullopt, 2048);
+    ASSERT_TRUE(a.ok()) << a.status().to_string();
+    EXPECT_TRUE((*a)->runner().complete({}, [](const runner::CompletionChunk&) { return true; }).is_ok());
+  }
+  ASSERT_TRUE(get(*s, "a", std::nullopt, 2048).ok());
+  EXPECT_EQ(loads("a"), 1);
+  const auto ps = s->list();
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_EQ(ps[0].model.name, "a:latest");
+  EXPECT_EQ(ps[0].size, 60u);
+  EXPECT_EQ(ps[0].size_vram, 7u);
+  EXPECT_EQ(ps[0].context_length, 2048);
+  EXPECT_FALSE(ps[0].forever);
+  EXPECT_EQ(ps[0].expires_at, w_.now + kDefaultKeepAlive);
+}
+
+TEST_F(SchedulerTest, KeepAliveExpiresOnTheClock) {
+  auto s = make();
+  ASSERT_TRUE(get(*s, "a", seconds(10)).ok());  // the lease ends at once
+  ASSERT_EQ(s->list().size(), 1u);
+  EXPECT_EQ(s->list()[0].expires_at, w_.now + seconds(10));
+  advance(seconds(9));
+  s->expire_due();
+  EXPECT_EQ(w_.live.load(), 1);
+  advance(seconds(2));
+  s->expire_due();
+  EXPECT_EQ(w_.live.load(), 0);
+  EXPECT_TRUE(s->list().empty());
+}
+
+TEST_F(SchedulerTest, KeepAliveZeroUnloadsWhenTheLastRequestEnds) {
+  auto s = make({.num_parallel = 2});
+  auto a = get(*s, "a", Duration::zero());
+  auto b = get(*s, "a", Duration::zero());
+  ASSERT_TRUE(a.ok() && b.ok());
+  a->reset();
+  EXPECT_EQ(w_.live.load(), 1);  // still in use by b
+  b->reset();
+  EXPECT_EQ(w_.live.load(), 0);
+}
+
+TEST_F(SchedulerTest, NegativeKeepAliveNeverExpiresAndOmittedKeepsTheCurrent) {
+  auto s = make();
+  ASSERT_TRUE(get(*s, "a", seconds(-1)).ok());
+  ASSERT_TRUE(get(*s, "a").ok());  // omitted: stays forever
+  advance(hours(10000));
+  s->expire_due();
+  ASSERT_EQ(s->list().size(), 1u);
+  EXPECT_TRUE(s->list()[0].forever);
+
+  auto lease = get(*s, "a");
+  ASSERT_TRUE(lease.ok());
+  (*lease)->set_keep_alive(minutes(1));
+  lease->reset();
+  advance(minutes(2));
+  s->expire_due();
+  EXPECT_EQ(w_.live.load(), 0);
+}
+
+TEST_F(SchedulerTest, ChangedNumCtxReloads) {
+  auto s = make();
+  ASSERT_TRUE(get(*s, "a", std::nullopt, 2048).ok());
+  ASSERT_TRUE(get(*s, "a", std::nullopt, 2048).ok());
+  EXPECT_EQ(loads("a"), 1);
+  ASSERT_TRUE(get(*s, "a", std::nullopt, 4096).ok());
+  EXPECT_EQ(loads("a"), 2);
+  EXPECT_EQ(w_.live.load(), 1);
+  EXPECT_EQ(s->list()[0].context_length, 4096);
+}
+
+TEST_F(SchedulerTest, UnhealthyRunnerIsReplaced) {
+  auto s = make();
+  ASSERT_TRUE(get(*s, "a").ok());
+  w_.healthy = false;
+  auto again = get(*s, "a");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(loads("a"), 2);
+  EXPECT_EQ(w_.live.load(), 1);
+}
+
+TEST_F(SchedulerTest, MaxLoadedEvictsShortestKeepAliveFirst) {
+  auto s = make({.max_loaded_models = 2});
+  ASSERT_TRUE(get(*s, "a", minutes(10)).ok());
+  ASSERT_TRUE(get(*s, "b", minutes(1)).ok());
+  ASSERT_TRUE(get(*s, "c", minutes(5)).ok());
+  EXPECT_EQ(loaded(*s), (std::vector<std::string>{"a", "c"}));
+  EXPECT_LE(w_.max_live.load(), 2);
+}
+
+TEST_F(SchedulerTest, EqualKeepAliveEvictsLeastRecentlyUsed) {
+  auto s = make({.max_loaded_models = 2});
+  ASSERT_TRUE(get(*s, "a").ok());
+  ASSERT_TRUE(get(*s, "b").ok());
+  ASSERT_TRUE(get(*s, "a").ok());
+  ASSERT_TRUE(get(*s, "c").ok());
+  EXPECT_EQ(loaded(*s), (std::vector<std::string>{"a", "c"}));
+}
+
+TEST_F(SchedulerTest, BusyModelIsNotEvictedWhileIdleOneIs) {
+  auto s = make({.max_loaded_models = 2});
+  auto a = get(*s, "a", minutes(1));  // held: shortest keep_alive but busy
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(get(*s, "b", minutes(10)).ok());
+  ASSERT_TRUE(get(*s, "c").ok());
+  EXPECT_EQ(loaded(*s), (std::vector<std::string>{"a", "c"}));
+}
+
+TEST_F(SchedulerTest, ModelThatDoesNotFitEvictsAnIdleOne) {
+  w_.total_memory = 100;  // each model needs 60; 80% of the free memory must hold it
+  auto s = make();
+  ASSERT_TRUE(get(*s, "a").ok());
+  ASSERT_TRUE(get(*s, "b").ok());
+  EXPECT_EQ(loaded(*s), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(w_.max_live.load(), 1);
+}
+
+TEST_F(SchedulerTest, FirstModelLoadsEvenWhenMemoryLooksShort) {
+  w_.total_memory = 10;
+  auto s = make();
+  EXPECT_TRUE(get(*s, "a").ok());
+}
+
+TEST_F(SchedulerTest, ParallelSlotsBoundConcurrentUsers) {
+  auto s = make({.num_parallel = 2});
+  auto a = get(*s, "a");
+  auto b = get(*s, "a");
+  ASSERT_TRUE(a.ok() && b.ok());
+  int polls = 0;  // the third waits: it is cancelled on its second look
+  auto c = get(*s, "a", std::nullopt, 0, [&] { return ++polls >= 2; });
+  EXPECT_EQ(c.status().code(), Code::kCancelled);
+  EXPECT_EQ(c.status().message(), "request canceled");
+  a->reset();
+  EXPECT_TRUE(get(*s, "a").ok());
+  EXPECT_EQ(loads("a"), 1);
+}
+
+TEST_F(SchedulerTest, FullQueueAnswersBusy) {
+  auto s = make({.max_queue = 1});
+  auto held = get(*s, "a");
+  ASSERT_TRUE(held.ok());
+  std::atomic<bool> waiting{false};
+  std::thread t([&] {
+    auto r = get(*s, "a", std::nullopt, 0, [&] {
+      waiting = true;
+      return false;
+    });
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+  });
+  while (!waiting) std::this_thread::yield();
+  auto busy = get(*s, "a");
+  EXPECT_EQ(busy.status().code(), Code::kUnavailable);
+  EXPECT_EQ(busy.status().message(), kServerBusyMessage);
+  auto other = get(*s, "b");  // the bound is global, also for models not loaded yet
+  EXPECT_EQ(other.status().code(), Code::kUnavailable);
+  held->reset();
+  t.join();
+}
+
+TEST_F(SchedulerTest, FailedLoadFailsOnlyThatRequest) {
+  w_.failing.insert("bad");
+  auto s = make();
+  auto good = get(*s, "a");
+  ASSERT_TRUE(good.ok());
+  auto bad = get(*s, "bad");
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(), "cannot load bad");
+  EXPECT_EQ(loaded(*s), std::vector<std::string>{"a"});
+  w_.failing.clear();
+  EXPECT_TRUE(get(*s, "bad").ok());
+  EXPECT_EQ(loads("bad"), 2);
+}
+
+TEST_F(SchedulerTest, UnloadByNameWaitsForActiveRequests) {
+  auto s = make();
+  EXPECT_FALSE(s->unload("a:latest"));
+  ASSERT_TRUE(get(*s, "a").ok());
+  EXPECT_TRUE(s->unload("a:latest"));
+  EXPECT_EQ(w_.live.load(), 0);
+  auto held = get(*s, "a");
+  ASSERT_TRUE(held.ok());
+  EXPECT_TRUE(s->unload("a:latest"));
+  EXPECT_EQ(w_.live.load(), 1);
+  held->reset();
+  EXPECT_EQ(w_.live.load(), 0);
+}
+
+TEST_F(SchedulerTest, ShutdownUnloadsAndRefusesNewRequests) {
+  auto s = make();
+  ASSERT_TRUE(get(*s, "a", kForever).ok());
+  s->shutdown();
+  EXPECT_EQ(w_.live.load(), 0);
+  EXPECT_EQ(get(*s, "a").status().code(), Code::kUnavailable);
+}
+
+TEST_F(SchedulerTest, ConcurrentRequestsAcrossModels) {
+  auto s = make({.max_loaded_models = 2, .num_parallel = 2});
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 40; ++i) {
+        const std::string path = std::string(1, char('a' + (t + i) % 3));
+        auto lease = get(*s, path);
+        if (!lease.ok()) {
+          ++failures;
+          continue;
+        }
+        auto& r = static_cast<SchedFakeRunner&>((*lease)->runner());
+        if (!r.complete({}, [](const runner::CompletionChunk&) { return true; }).is_ok()) ++failures;
+        EXPECT_LE(r.max_users.load(), 2);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_LE(w_.max_live.load(), 2);
+  EXPECT_LE(s->list().size(), 2u);
+}
+
+TEST_F(SchedulerTest, ConfigFromEnvironment) {
+  ::setenv("PADDOCK_MAX_LOADED_MODELS", "5", 1);
+  ::setenv("OLLAMA_NUM_PARALLEL", " \"4\" ", 1);
+  ::setenv("OLLAMA_MAX_QUEUE", "lots", 1);
+  const SchedulerConfig c = SchedulerConfig::from_env();
+  ::unsetenv("PADDOCK_MAX_LOADED_MODELS");
+  ::unsetenv("OLLAMA_NUM_PARALLEL");
+  ::unsetenv("OLLAMA_MAX_QUEUE");
+  EXPECT_EQ(c.max_loaded_models, 5);
+  EXPECT_EQ(c.num_parallel, 4);
+  EXPECT_EQ(c.max_queue, 512u);
+}
+
+TEST(SchedulerMemory, KvCacheFollowsOllamasFormula) {
+  // 2 x 22 layers x 4 kv heads x (2048/32) x 2048 ctx x 1 x 2 bytes
+  EXPECT_EQ(kv_cache_bytes(22, 4, 2048, 32, 2048, 1), 2ull * 22 * 4 * 64 * 2048 * 2);
+  EXPECT_EQ(kv_cache_bytes(22, 4, 2048, 0, 2048, 1), 0u);
+}
+
+}  // namespace
+}  // namespace paddock::server

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `paddock bench` end to end (see bench.cmake). No timing assertions beyond "> 0".
+set -euo pipefail
+
+bin="${PADDOCK_BIN:?PADDOCK_BIN must name the paddock binary}"
+model="${PADDOCK_FIXTURES:-}/models/stories260K.gguf"
+if [[ -z "${PADDOCK_FIXTURES:-}" || ! -f "$model" ]]; then
+  echo "SKIPPED: fixtures not found (PADDOCK_FIXTURES=${PADDOCK_FIXTURES:-unset})" >&2
+  exit 77
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# Every key of the bench JSON in order, the number fields positive, the pairs [mean > 0, sd >= 0];
+# $1 is the expected type, or "any".
+check_bench_json() {
+  python3 -c '
+import json, sys
+j = json.loads(sys.stdin.read())
+keys = ["model", "type", "size_bytes", "threads", "pp16_tps", "tg8_tps", "bandwidth_gbs",
+        "decode_efficiency", "peak_rss_bytes"]
+assert list(j) == keys, f"keys {list(j)} != {keys}"
+assert isinstance(j["model"], str) and j["model"], j
+assert j["type"] and (sys.argv[1] == "any" or j["type"] == sys.argv[1]), "type %s != %s" % (j["type"], sys.argv[1])
+for k in ["size_bytes", "threads", "bandwidth_gbs", "decode_efficiency", "peak_rss_bytes"]:
+    assert j[k] > 0, f"{k} = {j[k]}"
+for k in ["pp16_tps", "tg8_tps"]:
+    assert len(j[k]) == 2 and j[k][0] > 0 and j[k][1] >= 0, f"{k} = {j[k]}"
+' "$1"
+}
+
+"$bin" bench --model "$model" -p 16 -n 8 -r 1 -t 2 --probe-mib 64 --json >"$tmp/fixture.json"
+check_bench_json any <"$tmp/fixture.json"
+
+saved="$tmp/tiny.gguf"
+"$bin" bench --shape tiny --type q4_0 --save "$saved" -p 16 -n 8 -r 2 -t 2 --probe-mib 64 --json >"$tmp/tiny.json"
+check_bench_json Q4_0 <"$tmp/tiny.json"
+test -s "$saved"
+
+"$bin" show --json "$saved" >"$tmp/show.json"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["architecture"] == "llama", j["architecture"]
+assert j["tokenizer"]["vocab_size"] == 1024, j["tokenizer"]
+t = j["tensor_types"]
+# 2 layers x (2 norms + 7 matrices) + token_embd + output_norm; tied: no output.weight.
+assert sum(t.values()) == 20, t
+assert t.get("F32") == 5, t            # the norms stay F32
+assert t.get("Q6_K") == 1, t           # the tied token_embd is the head: Q6_K, as llama.cpp
+assert t.get("Q4_0") == 14, t          # every projection
+' "$tmp/show.json"
+
+"$bin" bench --model "$saved" -p 16 -n 8 -r 1 -t 1 --probe-mib 64 --json >"$tmp/saved.json"
+check_bench_json Q4_0 <"$tmp/saved.json"
+
+# The text report: a table row per test and the bandwidth line.
+"$bin" bench --model "$saved" -p 16 -n 8 -r 1 -t 1 --probe-mib 64 >"$tmp/saved.txt"
+grep -q '| *pp16 *|' "$tmp/saved.txt"
+grep -q '| *tg8 *|' "$tmp/saved.txt"
+grep -q 'decode efficiency' "$tmp/saved.txt"
+echo "bench_cli: OK"

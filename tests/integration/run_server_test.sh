@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Starts `paddock serve` on a free port over a temp copy of fixtures/ollama-store, runs one
+# suite against it (curl | clients), stops the server. Exit 77 = skipped (said loudly).
+# Assertions marked [engine] need the real inference engine; without it the generation
+# routes must answer 500 "inference engine not available in this build".
+set -euo pipefail
+suite=$1
+here=$(cd "$(dirname "$0")" && pwd)
+: "${PADDOCK_BIN:?PADDOCK_BIN must point at the paddock binary}"
+store_src="${PADDOCK_FIXTURES:-$here/../../../shared/fixtures}/ollama-store"
+if [ ! -d "$store_src/manifests" ]; then
+  echo "SKIPPED: fixture store $store_src not found" >&2
+  exit 77
+fi
+if [ "$suite" = clients ] && [ ! -d "$here/node_modules/ollama" ]; then
+  echo "SKIPPED: npm clients not installed (run npm install in tests/integration)" >&2
+  exit 77
+fi
+
+work=$(mktemp -d)
+cp -r "$store_src" "$work/models"
+chmod -R u+w "$work/models"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export PADDOCK_HOST="127.0.0.1:$port" PADDOCK_MODELS="$work/models" PADDOCK_KEEP_ALIVE=5m
+"$PADDOCK_BIN" serve >"$work/server.log" 2>&1 &
+server=$!
+cleanup() {
+  kill -TERM "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do
+  curl -fs "http://127.0.0.1:$port/" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+export BASE="http://127.0.0.1:$port"
+if [ "$suite" = curl ]; then
+  bash "$here/server_curl.sh"
+else
+  node "$here/clients.mjs"
+fi
+status=$?
+# Graceful shutdown on SIGTERM: the server exits by itself.
+kill -TERM "$server"
+for _ in $(seq 50); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$server" 2>/dev/null; then echo "FAIL: server did not stop on SIGTERM" >&2; exit 1; fi
+grep -q '"/api/tags"' "$work/server.log" || { echo "FAIL: no request log line" >&2; cat "$work/server.log"; exit 1; }
+exit $status
