@@ -209,6 +209,7 @@ TEST_F(ApiTest, ChatThinkingAndTools) {
   EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
   EXPECT_EQ(calls[0]["function"]["arguments"]["city"], "Paris");
 
+  r = HttpResponse{};  // a finished response releases its model, as the HTTP layer does after sending
   r = call("POST", "/api/chat", R"({"model":"tiny","messages":[{"role":"user","content":"x"}],
           "tools":[{"type":"function","function":{"name":"f"}}]})");
   EXPECT_EQ(r.status, 400);

@@ -11,7 +11,7 @@ Result<Prepared> prepare(ModelManager& models, const ResolvedModel& model, const
   if (!tmpl.ok()) return internal_error(tmpl.status().message());
   p.tmpl = std::move(tmpl).value();
   if (request.think.set && request.think.enabled && p.tmpl.think_tags.first.empty()) {
-    return invalid_argument("\"" + model.key.name + "\" does not support thinking");
+    return invalid_argument("\"" + request.model + "\" does not support thinking");
   }
   PADDOCK_ASSIGN(p.options, effective_options(model.info.params, request.options));
   runner::LoadOptions load;

@@ -9,6 +9,11 @@ expect() {
   out=$(mktemp)
   if [ -n "$body" ]; then
     code=$(curl -s -o "$out" -w '%{http_code}' -X "$method" -H 'Content-Type: application/json' --data-binary "$body" "$BASE$path")
+  elif [ "$method" = POST ]; then
+    # An empty body still says Content-Length: 0, as every HTTP client library does.
+    code=$(curl -s -o "$out" -w '%{http_code}' -X POST -H 'Content-Length: 0' "$BASE$path")
+  elif [ "$method" = HEAD ]; then
+    code=$(curl -s -o "$out" -w '%{http_code}' -I "$BASE$path")  # -X HEAD would wait for a body
   else
     code=$(curl -s -o "$out" -w '%{http_code}' -X "$method" "$BASE$path")
   fi
