@@ -24,7 +24,7 @@ struct TemplateArgs {
 };
 
 constexpr const char* kUsage =
-    "Usage: paddock template render (--gotmpl FILE | --jinja FILE | --model FILE.gguf) --messages FILE.json\n"
+    "Usage: paddock template render (--gotmpl FILE | --jinja FILE | --model NAME|FILE.gguf) --messages FILE.json\n"
     "         [--tools FILE.json] [--no-generation-prompt] [--bos TEXT] [--eos TEXT] [--date YYYY-MM-DD]\n";
 
 std::optional<TemplateArgs> parse_args(int argc, char** argv) {

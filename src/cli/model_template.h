@@ -15,7 +15,7 @@ struct ModelTemplate {
   std::string bos_token, eos_token;  // for Jinja templates
 };
 
-// `model` is a GGUF file path.
+// `model` is a GGUF file path, or a model name in the store (PADDOCK_MODELS / OLLAMA_MODELS).
 Result<ModelTemplate> model_template(const std::string& model);
 
 }  // namespace paddock::cli
