@@ -131,7 +131,9 @@ void ModelManager::reaper() {
         current_.reset();
         continue;
       }
-      cv_.wait_until(lock, current_->expires_at);
+      // A copy: the slot may be freed by another thread while this waits.
+      const Clock::time_point deadline = current_->expires_at;
+      cv_.wait_until(lock, deadline);
     } else {
       cv_.wait(lock);
     }
