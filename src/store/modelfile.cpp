@@ -274,6 +274,10 @@ Result<Modelfile> parse_modelfile(std::string_view raw) {
         if (is_alpha(c) || is_digit(c) || c == '_') {
           buf += c;
         } else if (is_space(c) && !buf.empty()) {
+          // A command name here would be applied as that command and not render back as a PARAMETER.
+          if (const std::string lc = lower(buf); is_command(lc) || lc == "model")
+            return at(line, col - static_cast<int>(buf.size()),
+                      "\"" + buf + "\" is not a parameter; write it as its own command");
           cmd.name = buf;
           buf.clear();
           state = State::kValue;

@@ -103,6 +103,8 @@ TEST(Modelfile, ErrorsCarryLineAndColumn) {
   EXPECT_EQ(error_of("FROM m\nTEMPLATE\n"), "(line 2, column 1): template needs a value");
   EXPECT_EQ(error_of("FROM m\nPARAMETER temperature\n"),
             "(line 2, column 1): PARAMETER needs a name and a value");
+  EXPECT_EQ(error_of("FROM m\nPARAMETER message user hi\n"),
+            "(line 2, column 11): \"message\" is not a parameter; write it as its own command");
   EXPECT_EQ(error_of("SYSTEM hi\n"), "no FROM line");
   EXPECT_EQ(error_of(""), "no FROM line");
   EXPECT_NE(error_of("FROM m\nPARAMETER temperature 1e99\n"), "");
