@@ -1,6 +1,6 @@
 // `paddock serve`: the Ollama-compatible HTTP server on OLLAMA_HOST / PADDOCK_HOST over the
-// model store at PADDOCK_MODELS / OLLAMA_MODELS. The inference side is plugged in through
-// make_runner_factory(), the one place that names the engine.
+// model store at PADDOCK_MODELS / OLLAMA_MODELS, with the scheduler's settings from the
+// environment. scheduler_effects() is the one place that says how models are run.
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -9,8 +9,9 @@
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/version.h"
-#include "runner/in_process_runner.h"
+#include "engine/loaded_model.h"
 #include "runner/runner.h"
+#include "runner/subprocess_runner.h"
 #include "server/api.h"
 #include "server/http_server.h"
 #include "store/store.h"
@@ -26,10 +27,24 @@ constexpr const char* kUsage =
     "      OLLAMA_MODELS              The path to the models directory\n"
     "      OLLAMA_ORIGINS             A comma separated list of allowed origins\n"
     "      OLLAMA_DEBUG               Show additional debug information (e.g. OLLAMA_DEBUG=1)\n"
+    "      OLLAMA_MAX_LOADED_MODELS   Maximum number of loaded models (default 3)\n"
+    "      OLLAMA_NUM_PARALLEL        Maximum number of parallel requests per model (default 1)\n"
+    "      OLLAMA_MAX_QUEUE           Maximum number of queued requests (default 512)\n"
+    "      OLLAMA_CONTEXT_LENGTH      Context length to use unless otherwise specified (default 4096)\n"
+    "      OLLAMA_KV_CACHE_TYPE       Quantization type for the K/V cache (default f16)\n"
     "  (each is also read as PADDOCK_<NAME>, which wins)\n";
 
-// The runner behind the generation routes: the engine, in this process.
-runner::RunnerFactory make_runner_factory() { return runner::make_in_process_factory(); }
+// Each loaded model runs in a `paddock runner` child of this binary, so a crash in a model
+// fails only its own requests; the scheduler pings idle runners before reuse and sizes models
+// with the engine's default context.
+server::SchedulerEffects scheduler_effects() {
+  server::SchedulerEffects e = server::default_scheduler_effects(runner::make_subprocess_factory("/proc/self/exe"));
+  e.estimate_memory = [](const runner::LoadOptions& load, int num_parallel) {
+    return server::estimate_model_memory(load, num_parallel, engine::resolve_num_ctx(0, 0));
+  };
+  e.healthy = runner::runner_alive;
+  return e;
+}
 
 }  // namespace
 
@@ -49,11 +64,11 @@ int run_serve(int argc, char** argv) {
   }
   const server::HostPort where = server::parse_host(env_get_or("HOST", ""));
   server::ApiConfig config;
-  config.default_keep_alive = server::keep_alive_from_env();
+  config.scheduler = server::SchedulerConfig::from_env();
   config.origins = server::OriginPolicy::from_env();
   config.bound_host = where.host;
   config.version = kVersion;
-  server::Api api(std::move(store).value(), make_runner_factory(), config);
+  server::Api api(std::move(store).value(), scheduler_effects(), config);
   const Status s = server::serve(api, where);
   if (!s.is_ok()) {
     std::fprintf(stderr, "Error: %s\n", s.message().c_str());

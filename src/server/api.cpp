@@ -89,9 +89,9 @@ constexpr const char* kAllowHeaders =
 
 }  // namespace
 
-Api::Api(store::Store store, runner::RunnerFactory factory, ApiConfig config)
+Api::Api(store::Store store, SchedulerEffects effects, ApiConfig config)
     : store_(std::move(store)),
-      models_(std::move(factory), config.default_keep_alive),
+      models_(config.scheduler, std::move(effects)),
       config_(std::move(config)) {}
 
 HttpResponse Api::handle(const HttpRequest& request) {

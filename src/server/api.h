@@ -14,14 +14,14 @@
 #include "server/cors.h"
 #include "server/duration.h"
 #include "server/http_types.h"
-#include "server/model_manager.h"
+#include "server/scheduler.h"
 #include "server/requests.h"
 #include "store/store.h"
 
 namespace paddock::server {
 
 struct ApiConfig {
-  Duration default_keep_alive = kDefaultKeepAlive;
+  SchedulerConfig scheduler;  // max loaded models, parallel, queue, default keep_alive
   OriginPolicy origins{{}};
   std::string bound_host = "127.0.0.1";
   size_t max_body_bytes = size_t{64} << 20;  // JSON bodies; blob uploads stream
@@ -36,11 +36,11 @@ struct RouteTable;  // api.cpp: the one explicit table of routes
 
 class Api {
  public:
-  Api(store::Store store, runner::RunnerFactory factory, ApiConfig config);
+  Api(store::Store store, SchedulerEffects effects, ApiConfig config);
 
   // Routing, host check, CORS headers and preflight, method checks, body limit.
   HttpResponse handle(const HttpRequest& request);
-  ModelManager& models() { return models_; }
+  Scheduler& models() { return models_; }
   size_t max_body_bytes() const { return config_.max_body_bytes; }
 
   using Handler = HttpResponse (Api::*)(const HttpRequest&, const PathParams&);
@@ -63,6 +63,7 @@ class Api {
   HttpResponse remove(const HttpRequest&, const PathParams&);
   HttpResponse pull(const HttpRequest&, const PathParams&);
   HttpResponse push(const HttpRequest&, const PathParams&);
+  HttpResponse transfer(const HttpRequest& http, bool is_push);  // pull and push
   HttpResponse ps(const HttpRequest&, const PathParams&);
   // OpenAI routes: translate, call the native handler, translate back.
   HttpResponse oai_chat(const HttpRequest&, const PathParams&);
@@ -75,7 +76,7 @@ class Api {
   Result<ResolvedModel> resolve(const std::string& name);
 
   store::Store store_;
-  ModelManager models_;
+  Scheduler models_;
   ApiConfig config_;
 };
 

@@ -8,7 +8,7 @@
 
 #include "base/status.h"
 #include "server/http_types.h"
-#include "server/model_manager.h"
+#include "server/scheduler.h"
 #include "server/requests.h"
 #include "store/store.h"
 
@@ -16,7 +16,7 @@ namespace paddock::server {
 
 struct ResolvedModel {
   store::ModelInfo info;
-  ModelKey key;
+  ModelIdentity key;  // what the scheduler and /api/ps show
 };
 
 HttpResponse json_response(int status, const Json& body);

@@ -2,7 +2,7 @@
 
 namespace paddock::server {
 
-Result<Prepared> prepare(ModelManager& models, const ResolvedModel& model, const InferenceCommon& request,
+Result<Prepared> prepare(Scheduler& models, const ResolvedModel& model, const InferenceCommon& request,
                          const std::optional<std::string>& template_override,
                          std::chrono::steady_clock::time_point t0, const std::function<bool()>& client_gone) {
   Prepared p;
@@ -15,20 +15,25 @@ Result<Prepared> prepare(ModelManager& models, const ResolvedModel& model, const
   }
   PADDOCK_ASSIGN(p.options, effective_options(model.info.params, request.options));
   runner::LoadOptions load;
-  load.model_path = model.info.model_path;
-  load.adapter_paths = model.info.adapter_paths;
-  load.projector_paths = model.info.projector_paths;
   load.num_ctx = p.options.num_ctx;
   load.num_batch = p.options.num_batch;
   load.num_thread = p.options.num_thread;
   load.num_gpu = p.options.num_gpu;
-  auto lease = models.acquire(model.key, load, request.keep_alive, client_gone);
-  if (!lease.ok()) {
-    if (lease.status().code() == Code::kCancelled) return lease.status();
-    return internal_error(lease.status().message());
-  }
-  p.lease = std::move(lease).value();
+  PADDOCK_ASSIGN(p.lease, acquire_model(models, model, std::move(load), request.keep_alive, client_gone));
   return p;
+}
+
+Result<std::unique_ptr<Scheduler::Lease>> acquire_model(Scheduler& models, const ResolvedModel& model,
+                                                        runner::LoadOptions load,
+                                                        std::optional<Duration> keep_alive,
+                                                        const std::function<bool()>& cancelled) {
+  load.model_path = model.info.model_path;
+  load.adapter_paths = model.info.adapter_paths;
+  load.projector_paths = model.info.projector_paths;
+  auto lease = models.acquire(model.key, load, keep_alive, cancelled);
+  if (!lease.ok() && lease.status().code() != Code::kCancelled && lease.status().code() != Code::kUnavailable)
+    return internal_error(lease.status().message());
+  return lease;
 }
 
 runner::CompletionRequest completion_request(const Prepared& p, const InferenceCommon& request,

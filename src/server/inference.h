@@ -1,5 +1,5 @@
 // What /api/generate and /api/chat share: resolving options and the template, loading the
-// model through the manager, the final chunk's metrics, and NDJSON streaming where an error
+// model through the scheduler, the final chunk's metrics, and NDJSON streaming where an error
 // after the first line becomes a last {"error": ...} line.
 //   PADDOCK_ASSIGN(Prepared p, prepare(models, resolved, request, template_override, t0, gone));
 #pragma once
@@ -12,7 +12,7 @@
 
 #include "server/api_util.h"
 #include "server/generation.h"
-#include "server/model_manager.h"
+#include "server/scheduler.h"
 #include "server/options.h"
 #include "server/prompt.h"
 #include "server/requests.h"
@@ -22,11 +22,11 @@ namespace paddock::server {
 struct Prepared {
   PromptTemplate tmpl;
   EffectiveOptions options;
-  std::unique_ptr<ModelManager::Lease> lease;
+  std::unique_ptr<Scheduler::Lease> lease;
   std::chrono::steady_clock::time_point t0;
 };
 
-Result<Prepared> prepare(ModelManager& models, const ResolvedModel& model, const InferenceCommon& request,
+Result<Prepared> prepare(Scheduler& models, const ResolvedModel& model, const InferenceCommon& request,
                          const std::optional<std::string>& template_override,
                          std::chrono::steady_clock::time_point t0, const std::function<bool()>& client_gone);
 
@@ -41,6 +41,13 @@ Json logprobs_json(const std::vector<runner::TokenLogprob>& lps);
 // Streams NDJSON produced by `body` (send returns false once the client is gone).
 using SendFn = std::function<bool(const Json&)>;
 HttpResponse ndjson_stream(std::function<Status(const SendFn&)> body);
+
+// A lease for `model` from the scheduler. Load failures become 500s with the runner's message;
+// a full queue (503) and cancellation keep their codes.
+Result<std::unique_ptr<Scheduler::Lease>> acquire_model(Scheduler& models, const ResolvedModel& model,
+                                                        runner::LoadOptions load,
+                                                        std::optional<Duration> keep_alive,
+                                                        const std::function<bool()>& cancelled);
 
 }  // namespace paddock::server
 

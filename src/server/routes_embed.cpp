@@ -8,22 +8,17 @@ namespace paddock::server {
 
 namespace {
 
-Result<std::unique_ptr<ModelManager::Lease>> load_for_embedding(ModelManager& models,
-                                                                const ResolvedModel& model,
-                                                                const Json& options,
-                                                                std::optional<Duration> keep_alive,
-                                                                const std::function<bool()>& gone) {
+Result<std::unique_ptr<Scheduler::Lease>> load_for_embedding(Scheduler& models, const ResolvedModel& model,
+                                                             const Json& options,
+                                                             std::optional<Duration> keep_alive,
+                                                             const std::function<bool()>& gone) {
   PADDOCK_ASSIGN(EffectiveOptions o, effective_options(model.info.params, options));
   runner::LoadOptions load;
-  load.model_path = model.info.model_path;
   load.num_ctx = o.num_ctx;
   load.num_batch = o.num_batch;
   load.num_thread = o.num_thread;
   load.num_gpu = o.num_gpu;
-  auto lease = models.acquire(model.key, load, keep_alive, gone);
-  if (!lease.ok() && lease.status().code() != Code::kCancelled)
-    return internal_error(lease.status().message());
-  return lease;
+  return acquire_model(models, model, std::move(load), keep_alive, gone);
 }
 
 }  // namespace

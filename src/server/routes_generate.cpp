@@ -64,25 +64,30 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
   const std::string name = req->model;
 
   // Runs the completion; `send` gets each NDJSON object (native shape).
+  // The last object waits until the runner has returned: its `context` needs the runner again.
   auto run = [p, spec, name, want_context, prompt](const SendFn& send) -> Status {
     std::string response;
-    return run_generation(p->lease->runner(), *spec, [&](const GenerationEvent& e) {
+    Json last;
+    PADDOCK_TRY(run_generation(p->lease->runner(), *spec, [&](const GenerationEvent& e) {
       Json out = base_chunk(name);
       out["response"] = e.content;
       if (!e.thinking.empty()) out["thinking"] = e.thinking;
       response += e.content;
       if (!e.logprobs.empty()) out["logprobs"] = logprobs_json(e.logprobs);
       out["done"] = e.done;
-      if (e.done) {
-        out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
-        if (want_context) {
-          auto tokens = p->lease->runner().tokenize(prompt + response);
-          if (tokens.ok()) out["context"] = *tokens;
-        }
-        add_metrics(*p, e.final, &out);
-      }
-      return send(out);
-    });
+      if (!e.done) return send(out);
+      out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
+      add_metrics(*p, e.final, &out);
+      last = std::move(out);
+      return true;
+    }));
+    if (last.is_null()) return Status::ok();
+    if (want_context) {
+      auto tokens = p->lease->runner().tokenize(prompt + response);
+      if (tokens.ok()) last["context"] = *tokens;
+    }
+    send(last);
+    return Status::ok();
   };
 
   if (req->stream) return ndjson_stream(run);

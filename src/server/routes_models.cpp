@@ -6,7 +6,9 @@
 #include "server/api.h"
 #include "server/api_util.h"
 #include "server/inference.h"
+#include "server/model_info.h"
 #include "store/create.h"
+#include "store/quantize_gguf.h"
 
 namespace paddock::server {
 
@@ -60,7 +62,6 @@ Result<ResolvedModel> Api::resolve(const std::string& name) {
   r.info = std::move(info).value();
   r.key.name = r.info.name.display_shortest();
   r.key.digest = r.info.digest;
-  r.key.model_path = r.info.model_path;
   r.key.family = r.info.config.model_family;
   r.key.families = r.info.config.model_families;
   r.key.format = r.info.config.model_format;
@@ -116,6 +117,7 @@ HttpResponse Api::show(const HttpRequest& http, const PathParams&) {
     out["messages"] = msgs;
   }
   out["model_info"] = Json::object();
+  if (auto file = gguf::File::open(info.model_path); file.ok()) out["model_info"] = model_info_json(**file, req->verbose);
   out["capabilities"] = capabilities(info);
   out["modified_at"] = time_of(info.modified_unix_ns);
   return json_response(200, out);
@@ -154,19 +156,19 @@ HttpResponse Api::remove(const HttpRequest& http, const PathParams&) {
 
 HttpResponse Api::ps(const HttpRequest&, const PathParams&) {
   Json models = Json::array();
-  for (const LoadedModelInfo& m : models_.loaded()) {
+  for (const RunningModel& m : models_.list()) {
     store::ModelConfig c;
-    c.model_format = m.key.format;
-    c.model_family = m.key.family;
-    c.model_families = m.key.families;
-    c.model_type = m.key.parameter_size;
-    c.file_type = m.key.quantization_level;
+    c.model_format = m.model.format;
+    c.model_family = m.model.family;
+    c.model_families = m.model.families;
+    c.model_type = m.model.parameter_size;
+    c.file_type = m.model.quantization_level;
     // "Forever" is shown by clients for anything past 20 years; Go's max time is year 2262.
     const auto expires = m.forever ? Clock::time_point(std::chrono::hours(24 * 365 * 292)) : m.expires_at;
-    models.push_back(Json{{"name", m.key.name},
-                          {"model", m.key.name},
+    models.push_back(Json{{"name", m.model.name},
+                          {"model", m.model.name},
                           {"size", m.size},
-                          {"digest", m.key.digest},
+                          {"digest", m.model.digest},
                           {"details", details_json(c, "")},
                           {"expires_at", rfc3339_nano(expires)},
                           {"size_vram", m.size_vram},
@@ -268,12 +270,16 @@ HttpResponse Api::create(const HttpRequest& http, const PathParams&) {
     mf.messages = std::move(msgs).value();
   }
   const std::string quantize = req->quantize;
-  if (!quantize.empty())
-    return error_response(400, "quantization is not available in this build of the server");
+  if (!quantize.empty()) {
+    if (auto type = store::parse_quantize_type(quantize); !type.ok())
+      return error_response(400, type.status().message());
+  }
 
-  auto run = [this, n = *name, mf](const SendFn& send) -> Status {
+  auto run = [this, n = *name, mf, quantize](const SendFn& send) -> Status {
     store::CreateOptions opts;
     opts.base_dir = store_.root();
+    opts.quantize = quantize;
+    opts.quantizer = store::quantize_gguf;
     opts.on_progress = [&](const store::CreateProgress& p) {
       Json j{{"status", p.status}};
       if (!p.digest.empty()) j["digest"] = p.digest;

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "base/env.h"
+#include "gguf/gguf.h"
 
 namespace paddock::server {
 
@@ -93,6 +94,24 @@ uint64_t kv_cache_bytes(uint64_t block_count, uint64_t head_count_kv, uint64_t e
                         uint64_t head_count, uint64_t num_ctx, uint64_t num_parallel) {
   if (head_count == 0) return 0;
   return 2 * block_count * head_count_kv * (embedding_length / head_count) * (num_ctx * num_parallel) * 2;
+}
+
+uint64_t estimate_model_memory(const runner::LoadOptions& load, int num_parallel, int64_t default_num_ctx) {
+  const uint64_t files = estimate_file_memory(load, num_parallel) + kComputeAllowance;
+  auto f = gguf::File::open(load.model_path);
+  if (!f.ok()) return files;
+  const auto arch = (*f)->get_string("general.architecture");
+  if (!arch) return files;
+  const auto get = [&](const char* key) {
+    const auto v = (*f)->get_int(std::string(*arch) + "." + key);
+    return v && *v > 0 ? uint64_t(*v) : uint64_t{0};
+  };
+  const uint64_t heads = get("attention.head_count");
+  const uint64_t kv_heads = get("attention.head_count_kv");  // absent or per-layer: as many as heads
+  uint64_t num_ctx = uint64_t(std::max<int64_t>(load.num_ctx > 0 ? load.num_ctx : default_num_ctx, 1));
+  if (const uint64_t trained = get("context_length"); trained > 0) num_ctx = std::min(num_ctx, trained);
+  return files + kv_cache_bytes(get("block_count"), kv_heads ? kv_heads : heads, get("embedding_length"), heads,
+                                num_ctx, uint64_t(std::max(1, num_parallel)));
 }
 
 SchedulerEffects default_scheduler_effects(runner::RunnerFactory factory) {

@@ -82,7 +82,12 @@ uint64_t estimate_file_memory(const runner::LoadOptions& load, int num_parallel)
 // Ollama's KV estimate: 2 x layers x kv_heads x head_dim x (ctx x parallel) x 2 bytes (f16).
 uint64_t kv_cache_bytes(uint64_t block_count, uint64_t head_count_kv, uint64_t embedding_length,
                         uint64_t head_count, uint64_t num_ctx, uint64_t num_parallel);
-// Real effects around a RunnerFactory; estimate_memory = estimate_file_memory.
+// What a CPU runner needs: the files, the F16 KV cache for num_ctx x num_parallel cells (from
+// the GGUF's shape; num_ctx = load.num_ctx or default_num_ctx, capped at the trained context),
+// and kComputeAllowance. `serve` plugs it in with the engine's default context.
+inline constexpr uint64_t kComputeAllowance = uint64_t{256} << 20;
+uint64_t estimate_model_memory(const runner::LoadOptions& load, int num_parallel, int64_t default_num_ctx);
+// Real effects around a RunnerFactory: MemAvailable, estimate_file_memory, no health check.
 SchedulerEffects default_scheduler_effects(runner::RunnerFactory factory);
 
 class Scheduler {

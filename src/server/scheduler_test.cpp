@@ -1,5 +1,7 @@
 #include "server/scheduler.h"
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +10,8 @@
 #include <map>
 #include <set>
 #include <thread>
+
+#include "tests/support/fixtures.h"
 
 namespace paddock::server {
 namespace {
@@ -352,6 +356,18 @@ TEST(SchedulerMemory, KvCacheFollowsOllamasFormula) {
   // 2 x 22 layers x 4 kv heads x (2048/32) x 2048 ctx x 1 x 2 bytes
   EXPECT_EQ(kv_cache_bytes(22, 4, 2048, 32, 2048, 1), 2ull * 22 * 4 * 64 * 2048 * 2);
   EXPECT_EQ(kv_cache_bytes(22, 4, 2048, 0, 2048, 1), 0u);
+}
+
+TEST(SchedulerMemory, EstimateAddsKvCacheAndComputeToTheFile) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const std::string path = testing::fixtures_dir() + "/models/stories260K.gguf";
+  const uint64_t file = std::filesystem::file_size(path);
+  // stories260K: 5 layers, 8 heads, 4 kv heads, n_embd 64, trained context 2048 (the cap).
+  const uint64_t kv = kv_cache_bytes(5, 4, 64, 8, 2048, 2);
+  EXPECT_EQ(estimate_model_memory({.model_path = path}, 2, 4096), file + kv + kComputeAllowance);
+  EXPECT_EQ(estimate_model_memory({.model_path = path, .num_ctx = 100}, 1, 4096),
+            file + kv_cache_bytes(5, 4, 64, 8, 100, 1) + kComputeAllowance);
+  EXPECT_EQ(estimate_model_memory({.model_path = "/nonexistent"}, 1, 4096), kComputeAllowance);
 }
 
 }  // namespace

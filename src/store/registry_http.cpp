@@ -173,7 +173,12 @@ Result<HttpResponse> RegistryHttp::send_once(const HttpRequest& req, const std::
   if (t.cancelled) return Status(Code::kCancelled, "cancelled");
   if (t.too_large) return corrupt(url + ": response larger than " + std::to_string(req.max_body) + " bytes");
   if (rc != CURLE_OK) {
-    return Status(Code::kUnavailable, req.method + " " + url + ": " + curl_easy_strerror(rc));
+    // A name that does not resolve will not resolve on a retry either: fail at once (offline).
+    const Code code = rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY ||
+                              rc == CURLE_UNSUPPORTED_PROTOCOL
+                          ? Code::kIo
+                          : Code::kUnavailable;
+    return Status(code, req.method + " " + url + ": " + curl_easy_strerror(rc));
   }
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &t.resp.status);
   t.resp.url = url;

@@ -10,3 +10,10 @@ foreach(_pd_mode fake real)
   set_tests_properties(cli_${_pd_mode}_server PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 180
                        ENVIRONMENT "PADDOCK_FIXTURES=${PADDOCK_FIXTURES_DIR}")
 endforeach()
+
+# Runner processes and the scheduler end to end: a 32-client soak over two models, a full
+# queue (503), kill -9 of a runner mid-stream and of the server (no orphaned runners).
+add_test(NAME scheduler_integration
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/scheduler_test.py $<TARGET_FILE:paddock>)
+set_tests_properties(scheduler_integration PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 300
+                     ENVIRONMENT "PADDOCK_FIXTURES=${PADDOCK_FIXTURES_DIR}")

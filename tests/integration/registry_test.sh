@@ -22,26 +22,10 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$tmp/registry.log" ] && tail -20 "$tmp/registry.log"; exit 1; }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$tmp/config.yml" <<YML
-version: 0.1
-log:
-  level: warn
-storage:
-  filesystem:
-    rootdirectory: $tmp/registry
-  delete:
-    enabled: true
-http:
-  addr: 127.0.0.1:$port
-YML
-docker-registry serve "$tmp/config.yml" >"$tmp/registry.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do
-  if python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v2/')" 2>/dev/null; then break; fi
-  sleep 0.1
-done
-python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v2/')" || fail "registry did not start"
+source "$here/start_registry.sh"
+start_registry "$tmp" || fail "registry did not start"
+pids+=("$REGISTRY_PID")
+port=$REGISTRY_PORT
 
 store=$tmp/store
 name=127.0.0.1:$port/test/stories:latest

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Starts `paddock serve` on a free port over a temp copy of fixtures/ollama-store, runs one
-# suite against it (curl | clients), stops the server. Exit 77 = skipped (said loudly).
-# Assertions marked [engine] need the real inference engine; without it the generation
-# routes must answer 500 "inference engine not available in this build".
+# suite against it (curl | clients), stops the server. The clients suite also gets a local
+# docker-registry (REGISTRY=host:port) for pull and push when it is installed. Exit 77 =
+# skipped (said loudly).
 set -euo pipefail
 suite=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +24,13 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 export PADDOCK_HOST="127.0.0.1:$port" PADDOCK_MODELS="$work/models" PADDOCK_KEEP_ALIVE=5m
 "$PADDOCK_BIN" serve >"$work/server.log" 2>&1 &
 server=$!
+REGISTRY_PID=
+if [ "$suite" = clients ]; then
+  source "$here/start_registry.sh"
+  if start_registry "$work/reg"; then export REGISTRY="127.0.0.1:$REGISTRY_PORT"; else echo "NOTE: no docker-registry: pull/push checks skipped" >&2; fi
+fi
 cleanup() {
+  [ -n "$REGISTRY_PID" ] && kill "$REGISTRY_PID" 2>/dev/null
   kill -TERM "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   rm -rf "$work"
