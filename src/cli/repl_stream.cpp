@@ -73,6 +73,7 @@ Result<StreamedAnswer> stream_answer(const HttpClient& client, const std::string
     if (chunk.value("done", false)) answer.final_chunk = chunk;
     return !g_interrupted.load();
   });
+  take_interrupt();  // consumed here: the next prompt must not see this Ctrl+C
   spinner.stop();
   std::fputs(wrap.finish().c_str(), stdout);
   if (thinking_open && tty) std::fputs("\x1b[0m", stdout);
