@@ -4,7 +4,13 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <functional>
 #include <charconv>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <string_view>
 
@@ -25,36 +31,74 @@ Result<int64_t> parse_int(std::string_view flag, std::string_view v) {
   return out;
 }
 
-// Serves one completion; only `cancel` (or EOF) may arrive meanwhile.
-Status serve_complete(int fd, FrameReader& in, Runner& runner, const json& msg) {
+// The child's side of the connection: frames out under one lock, and the cancel flags of
+// the completions in flight by request id.
+class Connection {
+ public:
+  explicit Connection(int fd) : fd_(fd) {}
+  Status send(json message, int64_t id) {
+    message["id"] = id;
+    std::lock_guard lock(write_mu_);
+    return write_frame(fd_, message);
+  }
+  std::shared_ptr<std::atomic<bool>> start(int64_t id) {
+    std::lock_guard lock(mu_);
+    auto flag = std::make_shared<std::atomic<bool>>(false);
+    flags_[id] = flag;
+    return flag;
+  }
+  void finish(int64_t id) {
+    std::lock_guard lock(mu_);
+    flags_.erase(id);
+  }
+  void cancel(int64_t id) {
+    std::lock_guard lock(mu_);
+    if (auto it = flags_.find(id); it != flags_.end()) *it->second = true;
+  }
+  void cancel_all() {
+    std::lock_guard lock(mu_);
+    for (auto& [id, flag] : flags_) *flag = true;
+  }
+
+ private:
+  int fd_;
+  std::mutex write_mu_, mu_;
+  std::map<int64_t, std::shared_ptr<std::atomic<bool>>> flags_;
+};
+
+// Serves one completion on its own thread; `cancel` with its id stops it.
+void serve_complete(Connection& conn, Runner& runner, const json& msg, int64_t id,
+                    std::shared_ptr<std::atomic<bool>> cancelled) {
   auto parsed = completion_request_from_json(msg.value("request", json::object()));
-  if (!parsed.ok()) return write_frame(fd, error_message(parsed.status()));
+  if (!parsed.ok()) {
+    (void)conn.send(error_message(parsed.status()), id);
+    conn.finish(id);
+    return;
+  }
   CompletionRequest req = std::move(parsed).value();
-  bool cancelled = false, sent_done = false;
-  req.is_cancelled = [&] {
-    if (cancelled) return true;
-    auto m = in.poll();
-    if (!m.ok() || (*m && (**m)["type"] == "cancel")) cancelled = true;
-    return cancelled;
-  };
+  bool sent_done = false;
+  req.is_cancelled = [cancelled] { return cancelled->load(); };
   const ChunkFn on_chunk = [&](const CompletionChunk& c) {
-    if (req.is_cancelled()) return false;
-    json out = {{"type", c.done ? "done" : "chunk"}, {"chunk", to_json(c)}};
-    if (!write_frame(fd, out).is_ok()) {
-      cancelled = true;
+    if (*cancelled) return false;
+    if (!conn.send({{"type", c.done ? "done" : "chunk"}, {"chunk", to_json(c)}}, id).is_ok()) {
+      *cancelled = true;
       return false;
     }
     sent_done = c.done;
     return true;
   };
   const Status s = runner.complete(req, on_chunk);
-  if (!s.is_ok()) return write_frame(fd, error_message(s));
-  if (cancelled) return write_frame(fd, error_message(Status(Code::kCancelled, "request canceled")));
-  if (sent_done) return Status::ok();
-  CompletionChunk last;
-  last.done = true;
-  last.done_reason = "stop";
-  return write_frame(fd, {{"type", "done"}, {"chunk", to_json(last)}});
+  if (!s.is_ok()) {
+    (void)conn.send(error_message(s), id);
+  } else if (*cancelled) {
+    (void)conn.send(error_message(Status(Code::kCancelled, "request canceled")), id);
+  } else if (!sent_done) {
+    CompletionChunk last;
+    last.done = true;
+    last.done_reason = "stop";
+    (void)conn.send({{"type", "done"}, {"chunk", to_json(last)}}, id);
+  }
+  conn.finish(id);
 }
 
 Result<json> serve_request(Runner& runner, const json& msg) {
@@ -94,6 +138,7 @@ std::vector<std::string> runner_command_line(const ChildArgs& a) {
     if (v) out.insert(out.end(), {flag, std::to_string(*v)});
   };
   if (a.load.num_ctx > 0) out.insert(out.end(), {"--ctx", std::to_string(a.load.num_ctx)});
+  if (a.load.num_parallel > 1) out.insert(out.end(), {"--parallel", std::to_string(a.load.num_parallel)});
   add("--batch", a.load.num_batch);
   add("--threads", a.load.num_thread);
   add("--gpu", a.load.num_gpu);
@@ -129,6 +174,9 @@ Result<ChildArgs> parse_runner_command_line(int argc, char** argv) {
         a.parent_pid = long(n);
       } else if (flag == "--ctx") {
         a.load.num_ctx = n;
+      } else if (flag == "--parallel") {
+        if (n < 1) return invalid_argument("runner: --parallel must be at least 1");
+        a.load.num_parallel = n;
       } else if (flag == "--batch") {
         a.load.num_batch = n;
       } else if (flag == "--threads") {
@@ -165,25 +213,58 @@ int run_runner_child(int argc, char** argv, const RunnerFactory& factory) {
   std::unique_ptr<Runner> runner = std::move(loaded).value();
   if (!write_frame(args.fd, {{"type", "loaded"}, {"facts", to_json(runner->facts())}}).is_ok()) return 1;
 
+  // Completions and embeddings run on their own threads (several at once when the runner
+  // batches); the rest is answered here, so pings stay prompt while a long request runs.
   FrameReader in(args.fd);
+  Connection conn(args.fd);
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> finished;
+  };
+  std::vector<Worker> workers;
+  const auto spawn = [&workers](std::function<void()> work) {
+    std::erase_if(workers, [](Worker& w) {  // join the ones that ended, so threads do not pile up
+      if (!*w.finished) return false;
+      w.thread.join();
+      return true;
+    });
+    auto finished = std::make_shared<std::atomic<bool>>(false);
+    workers.push_back({std::thread([work = std::move(work), finished] {
+                         work();
+                         *finished = true;
+                       }),
+                       finished});
+  };
+  int code = 0;
   for (;;) {
     auto msg = in.read(std::chrono::hours(24 * 365));
     if (!msg.ok()) {
       if (msg.status().code() == Code::kUnavailable) continue;
-      return msg.status().code() == Code::kIo ? 0 : 1;  // EOF: the parent unloaded us
+      code = msg.status().code() == Code::kIo ? 0 : 1;  // EOF: the parent unloaded us
+      break;
     }
     const json& m = *msg;
-    Status sent;
+    const int64_t id = m.value("id", int64_t{0});
     if (m["type"] == "complete") {
-      sent = serve_complete(args.fd, in, *runner, m);
+      spawn([&conn, &runner, m, id, flag = conn.start(id)] { serve_complete(conn, *runner, m, id, flag); });
     } else if (m["type"] == "cancel") {
-      continue;  // arrived after the completion ended
+      conn.cancel(id);  // a no-op when that completion already ended
+    } else if (m["type"] == "embed") {
+      spawn([&conn, &runner, m, id] {
+        auto reply = serve_request(*runner, m);
+        (void)conn.send(reply.ok() ? *reply : error_message(reply.status()), id);
+      });
     } else {
       auto reply = serve_request(*runner, m);
-      sent = write_frame(args.fd, reply.ok() ? *reply : error_message(reply.status()));
+      if (!conn.send(reply.ok() ? *reply : error_message(reply.status()), id).is_ok()) {
+        code = 1;
+        break;
+      }
     }
-    if (!sent.is_ok()) return 1;
   }
+  conn.cancel_all();
+  for (Worker& w : workers) w.thread.join();
+  return code;
 }
 
 }  // namespace paddock::runner

@@ -2,8 +2,10 @@
 // injected RunnerFactory and serves the runner protocol (runner_protocol.h) on an inherited
 // socket until the parent closes it or dies. The child dies with the parent: it sets
 // PR_SET_PDEATHSIG(SIGKILL) and exits if its parent is already gone.
-// Invariants: one request at a time (the parent serialises); only `cancel` may arrive while
-// a completion runs; the loaded/error message is the first thing the child sends.
+// Invariants: the loaded/error message is the first thing the child sends; every later
+// message carries the "id" of the request it answers; completions (and embeddings) run on
+// their own threads, so several may be in flight (up to the runner's num_parallel decode
+// together); `cancel{id}` stops one; EOF cancels all, waits for them, and exits.
 //   return run_runner_child(argc, argv, make_in_process_factory());   // in cmd_runner.cpp
 #pragma once
 
@@ -22,7 +24,7 @@ struct ChildArgs {
 };
 
 // The command line after the executable: {"runner", "--fd", "3", "--parent-pid", P,
-// "--model", PATH, ["--ctx", N], ["--batch", N], ["--threads", N], ["--gpu", N],
+// "--model", PATH, ["--ctx", N], ["--parallel", N], ["--batch", N], ["--threads", N], ["--gpu", N],
 // ["--no-mmap"], ["--adapter", P]..., ["--projector", P]...}.
 std::vector<std::string> runner_command_line(const ChildArgs& args);
 // The inverse; argv[0] is the subcommand name ("runner").

@@ -6,6 +6,8 @@
 
 #include <thread>
 
+#include "runner/runner_child.h"
+
 namespace paddock::runner {
 namespace {
 
@@ -145,4 +147,31 @@ TEST(RunnerProtocol, ReaderHandlesSplitWritesTimeoutAndEof) {
 }
 
 }  // namespace
+TEST(RunnerCommandLine, RoundTripsEveryLoadOption) {
+  ChildArgs a{.fd = 3, .parent_pid = 42};
+  a.load = {.model_path = "/m.gguf", .adapter_paths = {"/a"}, .projector_paths = {"/p"}, .num_ctx = 2048,
+            .num_batch = 64, .num_thread = 2, .num_gpu = 0, .num_parallel = 4, .use_mmap = false};
+  std::vector<std::string> args = runner_command_line(a);
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  auto back = parse_runner_command_line(int(argv.size()), argv.data());
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->fd, 3);
+  EXPECT_EQ(back->parent_pid, 42);
+  EXPECT_EQ(back->load.model_path, "/m.gguf");
+  EXPECT_EQ(back->load.adapter_paths, a.load.adapter_paths);
+  EXPECT_EQ(back->load.projector_paths, a.load.projector_paths);
+  EXPECT_EQ(back->load.num_ctx, 2048);
+  EXPECT_EQ(back->load.num_batch, 64);
+  EXPECT_EQ(back->load.num_thread, 2);
+  EXPECT_EQ(back->load.num_gpu, 0);
+  EXPECT_EQ(back->load.num_parallel, 4);
+  EXPECT_FALSE(back->load.use_mmap);
+
+  std::vector<std::string> bad = {"runner", "--fd", "3", "--model", "m", "--parallel", "0"};
+  std::vector<char*> bad_argv;
+  for (auto& s : bad) bad_argv.push_back(s.data());
+  EXPECT_FALSE(parse_runner_command_line(int(bad_argv.size()), bad_argv.data()).ok());
+}
+
 }  // namespace paddock::runner

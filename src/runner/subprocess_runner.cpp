@@ -71,11 +71,15 @@ SubprocessRunner::SubprocessRunner(pid_t pid, int fd, SubprocessOptions options)
     : pid_(pid), fd_(fd), options_(std::move(options)), in_(fd) {}
 
 SubprocessRunner::~SubprocessRunner() {
-  kill_and_reap();
+  {
+    std::lock_guard lock(mu_);
+    kill_and_reap_locked();  // the reader sees EOF and ends
+  }
+  if (reader_.joinable()) reader_.join();
   ::close(fd_);
 }
 
-void SubprocessRunner::kill_and_reap() {
+void SubprocessRunner::kill_and_reap_locked() {
   if (reaped_) return;
   ::kill(pid_, SIGKILL);
   int status = 0;
@@ -86,22 +90,26 @@ void SubprocessRunner::kill_and_reap() {
 }
 
 Status SubprocessRunner::fail(std::string_view why) {
-  std::string detail(why);
-  if (!reaped_) {
-    // The child closed its socket: give it a moment to finish exiting so the log says why.
-    int status = 0;
-    pid_t r = 0;
-    for (int i = 0; i < 20 && (r = ::waitpid(pid_, &status, WNOHANG)) == 0; ++i) {
-      std::this_thread::sleep_for(milliseconds(10));
+  std::lock_guard lock(mu_);
+  if (death_.empty()) {
+    death_ = why;
+    if (!reaped_) {
+      // The child closed its socket: give it a moment to finish exiting so the log says why.
+      int status = 0;
+      pid_t r = 0;
+      for (int i = 0; i < 20 && (r = ::waitpid(pid_, &status, WNOHANG)) == 0; ++i) {
+        std::this_thread::sleep_for(milliseconds(10));
+      }
+      if (r == pid_) {
+        reaped_ = true;
+        death_ += ", " + describe_exit(status);
+      }
     }
-    if (r == pid_) {
-      reaped_ = true;
-      detail += ", " + describe_exit(status);
-    }
-    kill_and_reap();
   }
+  kill_and_reap_locked();
   dead_ = true;
-  return internal_error(std::string(kRunnerStoppedMessage) + " (" + detail + ")");
+  arrived_.notify_all();
+  return internal_error(std::string(kRunnerStoppedMessage) + " (" + death_ + ")");
 }
 
 Result<std::unique_ptr<SubprocessRunner>> SubprocessRunner::spawn(const LoadOptions& load,
@@ -149,38 +157,94 @@ Result<std::unique_ptr<SubprocessRunner>> SubprocessRunner::spawn(const LoadOpti
   if ((*msg)["type"] == "error") return status_from_error(*msg);
   if ((*msg)["type"] != "loaded") return r->fail("unexpected first message " + (*msg)["type"].dump());
   PADDOCK_ASSIGN(r->facts_, model_facts_from_json(msg->value("facts", json::object())));
+  r->reader_ = std::thread([raw = r.get()] { raw->read_loop(); });
   return r;
 }
 
-Result<json> SubprocessRunner::call(const json& message, milliseconds timeout) {
-  if (dead_) return internal_error(std::string(kRunnerStoppedMessage));
+void SubprocessRunner::read_loop() {
+  for (;;) {
+    auto msg = in_.read(std::chrono::hours(24));
+    if (!msg.ok()) {
+      if (msg.status().code() == Code::kUnavailable) continue;
+      (void)fail(msg.status().message());
+      return;
+    }
+    std::lock_guard lock(mu_);
+    const int64_t id = msg->value("id", int64_t{0});
+    if (auto it = inbox_.find(id); it != inbox_.end()) {
+      it->second.push_back(std::move(msg).value());
+      arrived_.notify_all();
+    }  // else: the answer to a request that gave up (cancelled, timed out)
+  }
+}
+
+int64_t SubprocessRunner::next_id() {
+  std::lock_guard lock(mu_);
+  const int64_t id = ++last_id_;
+  inbox_[id];
+  return id;
+}
+
+void SubprocessRunner::forget(int64_t id) {
+  std::lock_guard lock(mu_);
+  inbox_.erase(id);
+}
+
+Status SubprocessRunner::send(json message, int64_t id) {
+  {
+    std::lock_guard lock(mu_);
+    if (dead_) return internal_error(std::string(kRunnerStoppedMessage) + " (" + death_ + ")");
+  }
+  message["id"] = id;
+  std::lock_guard lock(write_mu_);
   if (Status s = write_frame(fd_, message); !s.is_ok()) return fail(s.message());
-  auto reply = in_.read(timeout);
+  return Status::ok();
+}
+
+Result<json> SubprocessRunner::receive(int64_t id, milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  auto& box = inbox_[id];
+  if (!arrived_.wait_for(lock, timeout, [&] { return !box.empty() || dead_; })) {
+    return Status(Code::kUnavailable, std::string(kTimeoutMessage));
+  }
+  if (box.empty()) return internal_error(std::string(kRunnerStoppedMessage) + " (" + death_ + ")");
+  json m = std::move(box.front());
+  box.pop_front();
+  return m;
+}
+
+Result<json> SubprocessRunner::call(json message, milliseconds timeout) {
+  const int64_t id = next_id();
+  Status sent = send(std::move(message), id);
+  auto reply = sent.is_ok() ? receive(id, timeout) : Result<json>(sent);
+  forget(id);
   if (!reply.ok()) {
-    return fail(reply.status().code() == Code::kUnavailable ? "no reply" : reply.status().message());
+    if (reply.status().code() == Code::kUnavailable) return fail("no reply");
+    return reply.status();
   }
   if ((*reply)["type"] == "error") return status_from_error(*reply);
   return reply;
 }
 
 Status SubprocessRunner::complete(const CompletionRequest& request, const ChunkFn& on_chunk) {
-  std::lock_guard lock(mu_);
-  if (dead_) return internal_error(std::string(kRunnerStoppedMessage));
-  if (Status s = write_frame(fd_, {{"type", "complete"}, {"request", to_json(request)}}); !s.is_ok()) {
-    return fail(s.message());
-  }
+  const int64_t id = next_id();
+  struct Forget {
+    SubprocessRunner* r;
+    int64_t id;
+    ~Forget() { r->forget(id); }
+  } forget_on_return{this, id};
+  PADDOCK_TRY(send({{"type", "complete"}, {"request", to_json(request)}}, id));
   bool cancel_sent = false;
   auto cancel = [&]() -> Status {
     cancel_sent = true;
-    if (Status s = write_frame(fd_, {{"type", "cancel"}}); !s.is_ok()) return fail(s.message());
-    return Status::ok();
+    return send({{"type", "cancel"}}, id);
   };
   auto last_frame = std::chrono::steady_clock::now();
   for (;;) {
     if (!cancel_sent && request.is_cancelled && request.is_cancelled()) PADDOCK_TRY(cancel());
-    auto msg = in_.read(options_.cancel_poll);
+    auto msg = receive(id, options_.cancel_poll);
     if (!msg.ok()) {
-      if (msg.status().code() != Code::kUnavailable) return fail(msg.status().message());
+      if (msg.status().code() != Code::kUnavailable) return msg.status();
       if (std::chrono::steady_clock::now() - last_frame > options_.stall_timeout) {
         return fail("no output for " + std::to_string(options_.stall_timeout.count()) + " ms");
       }
@@ -199,7 +263,6 @@ Status SubprocessRunner::complete(const CompletionRequest& request, const ChunkF
 }
 
 Result<std::vector<Embedding>> SubprocessRunner::embed(const std::vector<std::string>& texts, bool truncate) {
-  std::lock_guard lock(mu_);
   PADDOCK_ASSIGN(json reply,
                  call({{"type", "embed"}, {"texts", texts}, {"truncate", truncate}}, options_.stall_timeout));
   try {
@@ -214,7 +277,6 @@ Result<std::vector<Embedding>> SubprocessRunner::embed(const std::vector<std::st
 }
 
 Result<std::vector<int32_t>> SubprocessRunner::tokenize(std::string_view text) {
-  std::lock_guard lock(mu_);
   PADDOCK_ASSIGN(json reply,
                  call({{"type", "tokenize"}, {"text", std::string(text)}}, options_.stall_timeout));
   try {
@@ -225,7 +287,6 @@ Result<std::vector<int32_t>> SubprocessRunner::tokenize(std::string_view text) {
 }
 
 Result<std::string> SubprocessRunner::detokenize(std::span<const int32_t> tokens) {
-  std::lock_guard lock(mu_);
   const std::vector<int32_t> v(tokens.begin(), tokens.end());
   PADDOCK_ASSIGN(json reply, call({{"type", "detokenize"}, {"tokens", v}}, options_.stall_timeout));
   try {
@@ -236,9 +297,10 @@ Result<std::string> SubprocessRunner::detokenize(std::span<const int32_t> tokens
 }
 
 bool SubprocessRunner::alive() {
-  std::unique_lock lock(mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return !dead_;
-  if (dead_) return false;
+  {
+    std::lock_guard lock(mu_);
+    if (dead_) return false;
+  }
   auto reply = call({{"type", "ping"}}, options_.ping_timeout);
   return reply.ok() && (*reply)["type"] == "pong";
 }

@@ -3,19 +3,24 @@
 // Invariants: the child is started per load and dies with the server (PR_SET_PDEATHSIG);
 // destroying the SubprocessRunner kills and reaps it, so unloading frees its memory for
 // sure; once the child is gone every call fails with kRunnerStoppedMessage and alive() is
-// false, so the scheduler loads a fresh one on the next request.
+// false, so the scheduler loads a fresh one on the next request. Calls may come from several
+// threads at once: each request has an id, and a reader thread routes the child's frames to
+// the waiting caller (so num_parallel completions stream together).
 //   runner::RunnerFactory f = make_subprocess_factory("/proc/self/exe");
 //   PADDOCK_ASSIGN(auto r, f({.model_path = blob}));   // spawns `paddock runner --model blob`
 #pragma once
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "base/status.h"
 #include "runner/runner.h"
@@ -48,26 +53,41 @@ class SubprocessRunner final : public Runner {
   Result<std::vector<int32_t>> tokenize(std::string_view text) override;
   Result<std::string> detokenize(std::span<const int32_t> tokens) override;
 
-  // Health check: a ping answered within ping_timeout. While a request runs (busy) it only
-  // says whether the child is known to be gone.
+  // Health check: a ping answered within ping_timeout (also while completions run).
   bool alive();
   pid_t pid() const { return pid_; }
 
  private:
   SubprocessRunner(pid_t pid, int fd, SubprocessOptions options);
-  Result<nlohmann::json> call(const nlohmann::json& message, std::chrono::milliseconds timeout);
-  // Marks the child gone, kills and reaps it; returns the error for the caller's request.
+  // Sends `message` as request `id` (a fresh one from next_id()).
+  Status send(nlohmann::json message, int64_t id);
+  int64_t next_id();
+  // The next message for request `id`: kUnavailable kTimeoutMessage after `timeout`, the
+  // runner-stopped error once the child is gone.
+  Result<nlohmann::json> receive(int64_t id, std::chrono::milliseconds timeout);
+  void forget(int64_t id);
+  Result<nlohmann::json> call(nlohmann::json message, std::chrono::milliseconds timeout);
+  // The reader thread: routes each frame to its request's inbox until EOF or a bad frame.
+  void read_loop();
+  // Marks the child gone (first reason wins), kills and reaps it; returns the error for the
+  // caller's request.
   Status fail(std::string_view why);
-  void kill_and_reap();
+  void kill_and_reap_locked();
 
   pid_t pid_;
   int fd_;
   SubprocessOptions options_;
   FrameReader in_;
   ModelFacts facts_;
-  std::mutex mu_;  // one call at a time on the socket
-  std::atomic<bool> dead_{false};
+  std::mutex write_mu_;  // one frame at a time on the socket
+  std::mutex mu_;        // everything below
+  std::condition_variable arrived_;
+  std::map<int64_t, std::deque<nlohmann::json>> inbox_;  // by request id, while the request runs
+  int64_t last_id_ = 0;
+  bool dead_ = false;
+  std::string death_;  // why the child is gone
   bool reaped_ = false;
+  std::thread reader_;
 };
 
 RunnerFactory make_subprocess_factory(std::string self_exe);

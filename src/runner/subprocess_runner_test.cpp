@@ -8,10 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <thread>
+#include <vector>
 
 #include "runner/runner_child.h"
 
@@ -143,6 +145,41 @@ TEST_F(SubprocessRunnerTest, StreamsChunksInOrderAndAnswersRequests) {
   EXPECT_EQ((*emb)[0].prompt_tokens, 3);
   EXPECT_TRUE(r->alive());
   EXPECT_TRUE(runner_alive(*r));
+}
+
+TEST_F(SubprocessRunnerTest, ConcurrentCompletionsStreamTogetherAndPingsAnswerMeanwhile) {
+  auto r = load({.model_path = "ok", .num_parallel = 4});
+  ASSERT_NE(r, nullptr);
+  std::vector<std::string> texts(4);
+  std::vector<Status> results(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      results[t] = r->complete({.prompt = std::string(1, char('a' + t))}, [&, t](const CompletionChunk& c) {
+        texts[t] += c.text;
+        return true;
+      });
+    });
+  }
+  EXPECT_TRUE(r->alive());
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) {
+    const std::string p(1, char('a' + t));
+    EXPECT_TRUE(results[t].is_ok()) << results[t].to_string();
+    EXPECT_EQ(texts[t], p + "0" + p + "1" + p + "2" + p + "3" + p + "4");  // each its own, in order
+  }
+
+  // A ping is answered while an endless completion streams.
+  auto endless = load({.model_path = "endless"});
+  ASSERT_NE(endless, nullptr);
+  std::atomic<bool> stop{false};
+  std::thread streaming([&] {
+    (void)endless->complete({.prompt = "x"}, [&](const CompletionChunk&) { return !stop.load(); });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(endless->alive());
+  stop = true;
+  streaming.join();
 }
 
 TEST_F(SubprocessRunnerTest, CancelStopsTheStreamAndKeepsTheRunnerUsable) {

@@ -270,7 +270,9 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
     loading_ = true;
     lk.unlock();
     const auto t0 = std::chrono::steady_clock::now();
-    auto made = effects_.make_runner(load);
+    runner::LoadOptions with_slots = load;
+    with_slots.num_parallel = config_.num_parallel;  // the runner batches that many sequences
+    auto made = effects_.make_runner(with_slots);
     const int64_t load_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     lk.lock();

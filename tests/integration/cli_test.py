@@ -319,7 +319,7 @@ def fake_tests(env):
     check(any(r[0] == "CANCELLED" for r in FakeOllama.requests), "Ctrl+C closes the stream", out)
     check("turns=1 last=still here" in out or "last=still here" in out, "the REPL goes on after Ctrl+C", out)
     check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "/bye leaves with status 0", str(status))
-    chats = [r[2] for r in FakeOllama.requests if r[1] == "/api/chat" and r[2].get("messages")]
+    chats = [r[2] for r in FakeOllama.requests if r[0] == "POST" and r[1] == "/api/chat" and r[2].get("messages")]
     check(any(r.get("options", {}).get("temperature") == 0.5 for r in chats), "/set parameter reaches options")
     check(any(r["messages"][0] == {"role": "system", "content": "Be brief."} for r in chats), "system message sent")
 
