@@ -64,4 +64,13 @@ const stream = await openai.chat.completions.create({ model: 'stories:chat', max
 for await (const chunk of stream) assert.equal(chunk.object, 'chat.completion.chunk');
 const comp = await openai.completions.create({ model: 'stories', prompt: 'Once', max_tokens: 8 });
 assert.equal(comp.object, 'text_completion');
+const emb = await ollama.embed({ model: 'stories', input: ['hello world', 'a cat sat'] });
+assert.equal(emb.embeddings.length, 2);
+const norm = Math.sqrt(emb.embeddings[0].reduce((a, x) => a + x * x, 0));
+assert.ok(Math.abs(norm - 1) < 1e-4, `embeddings are L2-normalised (norm ${norm})`);
+assert.notDeepEqual(emb.embeddings[0], emb.embeddings[1]);
+const oe = await openai.embeddings.create({ model: 'stories', input: ['hello', 'there'], dimensions: 8 });
+assert.equal(oe.data.length, 2);
+assert.equal(oe.data[0].embedding.length, 8);
+assert.ok(oe.usage.prompt_tokens > 0);
 console.log(`clients: all checks passed (registry: ${registry ? 'yes' : 'no'})`);
