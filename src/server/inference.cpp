@@ -69,6 +69,17 @@ Json logprobs_json(const std::vector<runner::TokenLogprob>& lps) {
   return out;
 }
 
+HttpResponse progress_response(bool stream, std::function<Status(const SendFn&)> body) {
+  if (stream) return ndjson_stream(std::move(body));
+  Json last;
+  const Status s = body([&](const Json& j) {
+    last = j;
+    return true;
+  });
+  if (!s.is_ok()) return error_response(s);
+  return json_response(200, last);
+}
+
 HttpResponse ndjson_stream(std::function<Status(const SendFn&)> body) {
   HttpResponse r;
   r.content_type = kNdjson;

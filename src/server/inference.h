@@ -41,6 +41,9 @@ Json logprobs_json(const std::vector<runner::TokenLogprob>& lps);
 // Streams NDJSON produced by `body` (send returns false once the client is gone).
 using SendFn = std::function<bool(const Json&)>;
 HttpResponse ndjson_stream(std::function<Status(const SendFn&)> body);
+// Progress routes (create, pull, push): the NDJSON stream, or with stream:false only the last
+// object (or the error with its status).
+HttpResponse progress_response(bool stream, std::function<Status(const SendFn&)> body);
 
 // A lease for `model` from the scheduler. Load failures become 500s with the runner's message;
 // a full queue (503) and cancellation keep their codes.

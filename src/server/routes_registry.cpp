@@ -42,14 +42,7 @@ HttpResponse Api::transfer(const HttpRequest& http, bool is_push) {
   auto run = [this, n = *name, opts, fn](const SendFn& send) -> Status {
     return fn(store_, n, opts, [&](const store::ProgressEvent& e) { return send(event_json(e)); });
   };
-  if (req->stream) return ndjson_stream(run);
-  Json last;
-  const Status s = run([&](const Json& j) {
-    last = j;
-    return true;
-  });
-  if (!s.is_ok()) return error_response(s);
-  return json_response(200, last);
+  return progress_response(req->stream, run);
 }
 
 HttpResponse Api::pull(const HttpRequest& http, const PathParams&) { return transfer(http, false); }
