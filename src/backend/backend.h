@@ -105,9 +105,12 @@ class Backend {
   virtual void swiglu(const TensorView& gate, const TensorView& up, const TensorView& dst) = 0;
   // Softmax of each row (along ne[0]) of x * scale.
   virtual void softmax(const TensorView& x, float scale, const TensorView& dst) = 0;
-  // Causal attention with grouped KV heads. q [d_k, n_head, n_tokens] F32; k [d_k, n_head_kv,
-  // n_kv] and v [d_v, n_head_kv, n_kv] F16 or F32 (cache cells 0..n_kv-1, cell = position);
-  // token t sees cells j <= pos[t]; query head h uses kv head h / (n_head / n_head_kv).
+  // Causal attention with grouped KV heads over one sequence's cache. q [d_k, n_head,
+  // n_tokens] F32; k [d_k, n_head_kv, n_kv] and v [d_v, n_head_kv, n_kv] of one type: F16,
+  // F32, Q8_0 or Q4_0 (block types need d_k, d_v whole blocks; rows are llama.cpp's block
+  // layout); cache cells 0..n_kv-1, cell = position; token t sees cells j <= pos[t]; query
+  // head h uses kv head h / (n_head / n_head_kv). A batch of several sequences calls this
+  // once per sequence with that sequence's tokens and cache.
   // dst [d_v, n_head, n_tokens] = softmax(scale * q.k) v.
   virtual void attention(const TensorView& q, const TensorView& k, const TensorView& v,
                          std::span<const int32_t> pos, float scale, const TensorView& dst) = 0;

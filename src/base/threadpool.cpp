@@ -30,7 +30,7 @@ constexpr auto kSpinFor = std::chrono::microseconds(2000);
 ThreadPool::ThreadPool(int n_threads) {
   if (n_threads < 1) n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   size_ = n_threads;
-  next_chunk_.store(size_, std::memory_order_relaxed);  // no job: nothing to claim
+  next_chunk_.store(0, std::memory_order_relaxed);  // no job: a count of 0 chunks to claim
   threads_.reserve(static_cast<size_t>(size_ - 1));
   for (int i = 1; i < size_; ++i) threads_.emplace_back([this, i] { worker(i); });
 }
@@ -47,18 +47,21 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::drain(int thread_idx) {
   for (;;) {
-    const int64_t c = next_chunk_.fetch_add(1, std::memory_order_acq_rel);
-    if (c >= size_) return;
-    const int64_t begin = n_ * c / size_;
-    const int64_t end = n_ * (c + 1) / size_;
+    const uint64_t claim = next_chunk_.fetch_add(1, std::memory_order_acq_rel);
+    const auto c = static_cast<int64_t>(claim & 0xffffffffu);
+    if (c >= static_cast<int64_t>(claim >> 32)) return;
+    const int64_t begin = grain_ == 0 ? n_ * c / size_ : c * grain_;
+    const int64_t end = grain_ == 0 ? n_ * (c + 1) / size_ : std::min(n_, begin + grain_);
     if (begin < end) call_(ctx_, begin, end, thread_idx);
     done_chunks_.fetch_add(1, std::memory_order_release);
   }
 }
 
-void ThreadPool::run(int64_t n, void* ctx, Trampoline call) {
+void ThreadPool::run(int64_t n, int64_t grain, void* ctx, Trampoline call) {
   if (n <= 0) return;
-  if (size_ == 1 || n == 1) {
+  const int64_t n_chunks = grain == 0 ? size_ : (n + grain - 1) / grain;
+  PADDOCK_CHECK_MSG(n_chunks < (int64_t{1} << 31), "parallel_for_chunked: too many chunks");
+  if (size_ == 1 || n == 1 || n_chunks == 1) {
     call(ctx, 0, n, 0);
     return;
   }
@@ -66,8 +69,10 @@ void ThreadPool::run(int64_t n, void* ctx, Trampoline call) {
   ctx_ = ctx;
   call_ = call;
   n_ = n;
+  grain_ = grain;
+  n_chunks_ = n_chunks;
   done_chunks_.store(0, std::memory_order_relaxed);
-  next_chunk_.store(0, std::memory_order_release);
+  next_chunk_.store(static_cast<uint64_t>(n_chunks) << 32, std::memory_order_release);
   {
     std::lock_guard lock(mu_);
     generation_.fetch_add(1, std::memory_order_release);
@@ -75,7 +80,7 @@ void ThreadPool::run(int64_t n, void* ctx, Trampoline call) {
   cv_.notify_all();
   drain(0);
   // A worker may have been preempted inside its chunk: spin a little, then give it the core.
-  for (int spins = 0; done_chunks_.load(std::memory_order_acquire) != size_; ++spins) {
+  for (int spins = 0; done_chunks_.load(std::memory_order_acquire) != n_chunks_; ++spins) {
     if (spins < 4096) {
       cpu_relax();
     } else {

@@ -36,28 +36,46 @@ class ThreadPool {
   // fn(begin, end, thread_idx) for each non-empty chunk; thread_idx < size().
   template <typename F>
   void parallel_for(int64_t n, F&& fn) {
-    using Fn = std::remove_reference_t<F>;
-    run(n, const_cast<void*>(static_cast<const void*>(&fn)),
-        [](void* ctx, int64_t b, int64_t e, int t) { (*static_cast<Fn*>(ctx))(b, e, t); });
+    run(n, 0, const_cast<void*>(static_cast<const void*>(&fn)), &trampoline<std::remove_reference_t<F>>);
+  }
+
+  // The same over chunks of `grain` items ([c*grain, min(n, (c+1)*grain))), claimed one at a
+  // time, so a thread slowed down by the OS simply takes fewer chunks (load balancing for big
+  // ops such as mul_mat). grain < 1 counts as 1.
+  template <typename F>
+  void parallel_for_chunked(int64_t n, int64_t grain, F&& fn) {
+    run(n, grain < 1 ? 1 : grain, const_cast<void*>(static_cast<const void*>(&fn)),
+        &trampoline<std::remove_reference_t<F>>);
   }
 
  private:
   using Trampoline = void (*)(void* ctx, int64_t begin, int64_t end, int thread);
 
-  void run(int64_t n, void* ctx, Trampoline call);
+  template <typename Fn>
+  static void trampoline(void* ctx, int64_t b, int64_t e, int t) {
+    (*static_cast<Fn*>(ctx))(b, e, t);
+  }
+
+  // grain 0: size() even chunks; otherwise chunks of grain items.
+  void run(int64_t n, int64_t grain, void* ctx, Trampoline call);
   void worker(int idx);
   // Claims and runs chunks of the current job until none is left.
   void drain(int thread_idx);
 
   int size_ = 1;
   std::vector<std::thread> threads_;
-  // The current job. Its fields are written before next_chunk_ is reset to 0 (release), and
-  // read only by a thread whose claim returned a chunk < size_, so they are never torn.
+  // The current job. Its fields are written before next_chunk_ is reset (release), and read
+  // only by a thread whose claim returned a valid chunk of that job, so they are never torn.
   void* ctx_ = nullptr;
   Trampoline call_ = nullptr;
   int64_t n_ = 0;
-  std::atomic<int64_t> next_chunk_{0};
-  std::atomic<int> done_chunks_{0};
+  int64_t grain_ = 0;
+  int64_t n_chunks_ = 0;  // read by the caller only
+  // (chunk count << 32) | next chunk index: a claim gets the index and the count of the same
+  // job in one atomic read, so a late claim on a finished job (a worker leaving drain while
+  // the caller already starts the next job) can never be mistaken for a chunk of the next.
+  std::atomic<uint64_t> next_chunk_{0};
+  std::atomic<int64_t> done_chunks_{0};
   std::atomic<uint64_t> generation_{0};  // bumped per job, to wake workers
   std::atomic<bool> busy_{false};
   std::atomic<bool> stop_{false};

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <numeric>
@@ -38,6 +39,35 @@ TEST(ThreadPool, ChunksAreTheFixedContiguousSplit) {
   });
   const std::set<std::pair<int64_t, int64_t>> expected = {{0, 3}, {3, 6}, {6, 10}};
   EXPECT_EQ(chunks, expected);
+}
+
+TEST(ThreadPool, ChunkedCoversEveryIndexOnceInGrainSizedChunks) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 7, 64, 1025}) {
+      for (int64_t grain : {0, 1, 5, 64, 2000}) {
+        std::mutex mu;
+        std::set<std::pair<int64_t, int64_t>> chunks;
+        std::vector<int> hits(static_cast<size_t>(n), 0);
+        pool.parallel_for_chunked(n, grain, [&](int64_t b, int64_t e, int t) {
+          EXPECT_LT(t, threads);
+          std::lock_guard lock(mu);
+          chunks.insert({b, e});
+          for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+        });
+        for (int h : hits) EXPECT_EQ(h, 1) << "threads " << threads << " n " << n << " grain " << grain;
+        const int64_t g = std::max<int64_t>(grain, 1);
+        // One call covers everything when a single chunk would; otherwise grain-sized pieces.
+        if (threads > 1 && n > g) {
+          EXPECT_EQ(static_cast<int64_t>(chunks.size()), (n + g - 1) / g);
+          for (const auto& [b, e] : chunks) {
+            EXPECT_EQ(b % g, 0);
+            EXPECT_EQ(e, std::min(n, b + g));
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(ThreadPool, ThreadIndicesOfConcurrentChunksAreDistinct) {

@@ -85,6 +85,13 @@ std::optional<uint64_t> peak_rss_bytes() {
   return std::nullopt;
 }
 
+bool reset_peak_rss() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
+}
+
 std::string format_text(const BenchReport& r) {
   const std::string model = r.arch + " " + r.model + " " + r.type;
   const std::string size = human_size(r.size_bytes);

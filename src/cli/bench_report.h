@@ -47,6 +47,10 @@ uint64_t total_params(const gguf::File& file);
 
 // The process's peak resident set (VmHWM of /proc/self/status); nullopt where unreadable.
 std::optional<uint64_t> peak_rss_bytes();
+// Restarts the peak at the current resident set (writes 5 to /proc/self/clear_refs), so the
+// peak covers only what follows (the synthetic model's build is not the model's footprint).
+// False where the kernel does not allow it; the peak then covers the whole process.
+bool reset_peak_rss();
 
 std::string format_text(const BenchReport& r);
 std::string format_json(const BenchReport& r);

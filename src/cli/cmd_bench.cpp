@@ -207,6 +207,8 @@ Result<BenchReport> bench(const BenchOptions& o) {
       return built;
     }
   }
+  // The peak RSS reported is that of loading and running the model, not of building it.
+  reset_peak_rss();
   auto opened = gguf::File::open(path);
   // The mapping keeps the data of a temporary file alive; its name is not needed any more.
   if (temporary) remove_quietly(path);

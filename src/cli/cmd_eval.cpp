@@ -1,22 +1,30 @@
 // `paddock eval`: the golden-data interface. Evaluates prompts as one batch, then decodes
 // greedily one token at a time, and prints one JSON line per prompt in the format of
 // ../shared/fixtures/golden/*.logits.jsonl (see the fixtures README), so that
-// tools/compare_golden.py can check our numbers against llama.cpp's.
+// tools/compare_golden.py can check our numbers against llama.cpp's. With --parallel N the
+// prompts run as N concurrent sequences sharing each forward pass (same output).
+// Generation mode (--prompt TEXT) samples with the engine and prints the text only.
 //   paddock eval --model m.gguf --teacher-force m.logits.jsonl --backend ref --json
+//   paddock eval --model m.gguf --prompt "Once upon a time" -n 32 --temperature 0
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "backend/cpu/cpu_backend.h"
 #include "backend/ref/ref_backend.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
+#include "engine/completion.h"
+#include "engine/loaded_model.h"
 #include "gguf/gguf.h"
 #include "kv/kv_cache.h"
 #include "model/registry.h"
@@ -28,11 +36,15 @@ namespace {
 
 constexpr const char* kUsage =
     "Usage: paddock eval --model FILE (--prompt-file FILE | --teacher-force GOLDEN.jsonl) [--greedy N]\n"
-    "                    [--top K] [--ctx N] [--backend ref|cpu] [--threads N] --json\n";
+    "                    [--top K] [--ctx N] [--parallel N] [--backend ref|cpu] [--threads N] --json\n"
+    "       paddock eval --model FILE --prompt TEXT [-n N] [--seed S] [--temperature T] [--top-k K]\n"
+    "                    [--top-p P] [--min-p P] [--repeat-penalty R] [--format json|SCHEMA_FILE]\n"
+    "                    [--grammar FILE] [--ignore-eos] [--ctx N] [--backend ref|cpu] [--threads N]\n";
 // Full logits are printed only for vocabularies up to this size, as in the golden files.
 constexpr int64_t kMaxFullLogits = 4096;
 constexpr size_t kStepTop = 5;
 constexpr size_t kRefDequantCacheBytes = size_t{512} << 20;
+constexpr int64_t kGoldenCtx = 1024;  // the golden files' n_ctx
 
 struct EvalOptions {
   std::string model;
@@ -40,9 +52,18 @@ struct EvalOptions {
   std::string teacher_force;
   int64_t greedy = 32;
   int64_t top = 20;
-  int64_t ctx = 1024;
-  std::string backend = "ref";
+  std::optional<int64_t> ctx;  // golden modes: 1024 (as the golden files); generation: the engine's default
+  int64_t parallel = 1;
+  std::string backend;  // golden modes: ref; generation: cpu
+  int64_t threads = 0;
   bool json = false;
+  // Generation mode.
+  std::optional<std::string> prompt;
+  int64_t n_predict = -1;
+  sample::SamplerParams sampling = engine::default_sampler_params();
+  std::string format_arg;
+  std::string grammar_file;
+  bool ignore_eos = false;
 };
 
 struct Entry {
@@ -69,12 +90,25 @@ Result<int64_t> parse_count(const std::string& flag, const char* v, int64_t min)
   return static_cast<int64_t>(n);
 }
 
+Result<float> parse_float(const std::string& flag, const char* v) {
+  char* end = nullptr;
+  const float f = std::strtof(v, &end);
+  if (end == v || *end != '\0' || !std::isfinite(f)) {
+    return invalid_argument(flag + ": expected a number, found \"" + v + "\"");
+  }
+  return f;
+}
+
 Result<EvalOptions> parse_args(int argc, char** argv) {
   EvalOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json") {
       o.json = true;
+      continue;
+    }
+    if (a == "--ignore-eos") {
+      o.ignore_eos = true;
       continue;
     }
     if (i + 1 >= argc) return invalid_argument("flag " + a + " needs a value (or is unknown)\n" + kUsage);
@@ -91,16 +125,46 @@ Result<EvalOptions> parse_args(int argc, char** argv) {
       PADDOCK_ASSIGN(o.top, parse_count(a, v, 1));
     } else if (a == "--ctx") {
       PADDOCK_ASSIGN(o.ctx, parse_count(a, v, 1));
+    } else if (a == "--parallel") {
+      PADDOCK_ASSIGN(o.parallel, parse_count(a, v, 1));
     } else if (a == "--threads") {
-      PADDOCK_ASSIGN(const int64_t threads, parse_count(a, v, 1));
-      (void)threads;  // the ref backend is single-threaded by design
+      PADDOCK_ASSIGN(o.threads, parse_count(a, v, 1));
     } else if (a == "--backend") {
       o.backend = v;
+    } else if (a == "--prompt") {
+      o.prompt = v;
+    } else if (a == "-n" || a == "--n-predict") {
+      PADDOCK_ASSIGN(o.n_predict, parse_count(a, v, -2));
+    } else if (a == "--seed") {
+      PADDOCK_ASSIGN(o.sampling.seed, parse_count(a, v, -1));
+    } else if (a == "--temperature" || a == "--temp") {
+      PADDOCK_ASSIGN(o.sampling.temperature, parse_float(a, v));
+    } else if (a == "--top-k") {
+      PADDOCK_ASSIGN(const int64_t k, parse_count(a, v, 0));
+      o.sampling.top_k = static_cast<int32_t>(k);
+    } else if (a == "--top-p") {
+      PADDOCK_ASSIGN(o.sampling.top_p, parse_float(a, v));
+    } else if (a == "--min-p") {
+      PADDOCK_ASSIGN(o.sampling.min_p, parse_float(a, v));
+    } else if (a == "--repeat-penalty") {
+      PADDOCK_ASSIGN(o.sampling.repeat_penalty, parse_float(a, v));
+    } else if (a == "--format") {
+      o.format_arg = v;
+    } else if (a == "--grammar") {
+      o.grammar_file = v;
     } else {
       return invalid_argument("unknown flag " + a + "\n" + kUsage);
     }
   }
   if (o.model.empty()) return invalid_argument(std::string("--model is required\n") + kUsage);
+  if (o.prompt) {
+    if (!o.prompt_file.empty() || !o.teacher_force.empty() || o.json) {
+      return invalid_argument(std::string("--prompt prints generated text: it takes no --prompt-file, "
+                                          "--teacher-force or --json\n") +
+                              kUsage);
+    }
+    return o;
+  }
   if (o.prompt_file.empty() == o.teacher_force.empty()) {
     return invalid_argument(std::string("expected exactly one of --prompt-file and --teacher-force\n") +
                             kUsage);
@@ -109,11 +173,11 @@ Result<EvalOptions> parse_args(int argc, char** argv) {
   return o;
 }
 
-Result<std::unique_ptr<Backend>> make_backend(const std::string& name) {
+Result<std::unique_ptr<Backend>> make_backend(const std::string& name, int64_t threads) {
   // One backend per model here, so the ref backend may keep dequantized weights: decoding
   // then costs one dequantization per matrix instead of one per step.
   if (name == "ref") return make_ref_backend({.dequant_cache_bytes = kRefDequantCacheBytes});
-  if (name == "cpu") return unsupported("backend \"cpu\" is not available yet (use --backend ref)");
+  if (name == "cpu") return make_cpu_backend(static_cast<int>(threads));
   return invalid_argument("unknown backend \"" + name + "\" (expected ref or cpu)");
 }
 
@@ -172,27 +236,93 @@ std::vector<std::pair<int32_t, float>> top_k(const std::vector<float>& logits, s
   return out;
 }
 
-Result<EntryResult> evaluate(const Model& model, Backend& be, KvCache& kv, const Entry& e,
-                             const EvalOptions& o) {
-  kv.clear();
-  std::vector<int32_t> pos(e.ids.size());
-  std::iota(pos.begin(), pos.end(), 0);
-  PADDOCK_ASSIGN(std::vector<float> logits, model.forward(be, kv, e.ids, pos, false));
-  EntryResult r;
-  r.top = top_k(logits, static_cast<size_t>(o.top));
-  if (model.hparams().n_vocab <= kMaxFullLogits) r.logits = logits;
-  for (int64_t step = 0; step < o.greedy; ++step) {
-    auto best = top_k(logits, kStepTop);
-    r.greedy.push_back(best[0].first);
-    r.margins.push_back(best.size() > 1 ? best[0].second - best[1].second : 0.0f);
-    r.steps.push_back(std::move(best));
-    if (step + 1 == o.greedy) break;
-    const size_t k = static_cast<size_t>(step);
-    const int32_t next = k < e.forced.size() ? e.forced[k] : r.greedy.back();
-    const int32_t p = static_cast<int32_t>(kv.used());
-    PADDOCK_ASSIGN(logits, model.forward(be, kv, std::span(&next, 1), std::span(&p, 1), false));
+// One prompt in flight: its cache slot, the steps done, and the logits to choose from next.
+struct InFlight {
+  size_t entry = 0;
+  size_t slot = 0;
+  EntryResult result;
+  std::vector<float> logits;
+  int32_t next = 0;
+  int32_t pos = 0;
+};
+
+// Records the step chosen from `f.logits`; returns whether the entry needs more steps.
+bool record_step(InFlight& f, const Entry& e, const EvalOptions& o) {
+  auto best = top_k(f.logits, kStepTop);
+  const auto step = static_cast<int64_t>(f.result.greedy.size());
+  f.result.greedy.push_back(best[0].first);
+  f.result.margins.push_back(best.size() > 1 ? best[0].second - best[1].second : 0.0f);
+  f.result.steps.push_back(std::move(best));
+  if (step + 1 >= o.greedy) return false;
+  const auto k = static_cast<size_t>(step);
+  f.next = k < e.forced.size() ? e.forced[k] : f.result.greedy.back();
+  return true;
+}
+
+// Evaluates the entries as o.parallel concurrent sequences: each pass holds the whole prompts
+// of newly started entries and one decode token of every other entry in flight, so weights
+// are read once per pass for all of them. With --parallel 1 this is the plain loop.
+Result<std::vector<EntryResult>> evaluate_all(const Model& model, Backend& be, std::vector<KvCache>& slots,
+                                              const std::vector<Entry>& entries, const EvalOptions& o) {
+  std::vector<EntryResult> results(entries.size());
+  std::vector<InFlight> flying;
+  std::vector<size_t> free_slots;
+  for (size_t s = slots.size(); s-- > 0;) free_slots.push_back(s);
+  size_t next_entry = 0;
+  std::vector<std::vector<int32_t>> positions;
+  while (next_entry < entries.size() || !flying.empty()) {
+    std::vector<bool> fresh;
+    while (next_entry < entries.size() && !free_slots.empty()) {
+      flying.push_back(InFlight{
+          .entry = next_entry++, .slot = free_slots.back(), .result = {}, .logits = {}, .next = 0, .pos = 0});
+      free_slots.pop_back();
+      slots[flying.back().slot].clear();
+    }
+    std::vector<SeqInput> inputs;
+    positions.assign(flying.size(), {});
+    for (size_t i = 0; i < flying.size(); ++i) {
+      InFlight& f = flying[i];
+      KvCache& kv = slots[f.slot];
+      const bool starting = kv.used() == 0;
+      fresh.push_back(starting);
+      const std::vector<int32_t>& ids = entries[f.entry].ids;
+      if (starting) {
+        positions[i].resize(ids.size());
+        std::iota(positions[i].begin(), positions[i].end(), 0);
+        inputs.push_back(
+            SeqInput{.kv = &kv, .tokens = ids, .positions = positions[i], .outputs = Outputs::kLast});
+      } else {
+        f.pos = static_cast<int32_t>(kv.used());
+        inputs.push_back(SeqInput{.kv = &kv,
+                                  .tokens = std::span(&f.next, 1),
+                                  .positions = std::span(&f.pos, 1),
+                                  .outputs = Outputs::kLast});
+      }
+    }
+    Result<std::vector<std::vector<float>>> out = model.forward_batch(be, inputs, Head::kLogits);
+    if (!out.ok()) {
+      std::string names;
+      for (const InFlight& f : flying) names += " \"" + entries[f.entry].prompt.substr(0, 40) + "\"";
+      return out.status().with_context("prompts" + names);
+    }
+    std::vector<InFlight> still;
+    for (size_t i = 0; i < flying.size(); ++i) {
+      InFlight& f = flying[i];
+      f.logits = std::move((*out)[i]);
+      if (fresh[i]) {
+        f.result.top = top_k(f.logits, static_cast<size_t>(o.top));
+        if (model.hparams().n_vocab <= kMaxFullLogits) f.result.logits = f.logits;
+      }
+      if (o.greedy > 0 && record_step(f, entries[f.entry], o)) {
+        still.push_back(std::move(f));
+      } else {
+        results[f.entry] = std::move(f.result);
+        free_slots.push_back(f.slot);
+      }
+    }
+    flying = std::move(still);
   }
-  return r;
+  return results;
 }
 
 // Shortest text that reads back as the same float.
@@ -267,7 +397,7 @@ Result<std::vector<Entry>> read_prompt_file(const std::string& path, const gguf:
 }
 
 Status run(const EvalOptions& o) {
-  PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_backend(o.backend));
+  PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_backend(o.backend.empty() ? "ref" : o.backend, o.threads));
   PADDOCK_ASSIGN(std::unique_ptr<gguf::File> file, gguf::File::open(o.model));
   std::vector<Entry> entries;
   if (!o.prompt_file.empty()) {
@@ -276,14 +406,52 @@ Status run(const EvalOptions& o) {
     PADDOCK_ASSIGN(entries, read_teacher_file(o.teacher_force));
   }
   PADDOCK_ASSIGN(std::unique_ptr<Model> model, load_model(*file, *be));
-  PADDOCK_ASSIGN(KvCache kv, KvCache::create(model->kv_config(o.ctx, DType::kF16)));
-  for (const Entry& e : entries) {
-    Result<EntryResult> r = evaluate(*model, *be, kv, e, o);
-    if (!r.ok()) return r.status().with_context("prompt \"" + e.prompt.substr(0, 40) + "\"");
-    std::printf("%s\n", to_json_line(e, *r, !o.teacher_force.empty()).c_str());
-    std::fflush(stdout);
+  std::vector<KvCache> slots;
+  for (int64_t i = 0; i < std::min<int64_t>(o.parallel, static_cast<int64_t>(entries.size())); ++i) {
+    PADDOCK_ASSIGN(KvCache kv, KvCache::create(model->kv_config(o.ctx.value_or(kGoldenCtx), DType::kF16)));
+    slots.push_back(std::move(kv));
   }
+  PADDOCK_ASSIGN(const std::vector<EntryResult> results, evaluate_all(*model, *be, slots, entries, o));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::printf("%s\n", to_json_line(entries[i], results[i], !o.teacher_force.empty()).c_str());
+  }
+  std::fflush(stdout);
   return Status::ok();
+}
+
+// Generation mode: the engine's sampler, grammar and stop handling; text to stdout as it comes.
+Status generate_text(const EvalOptions& o) {
+  engine::EngineOptions eo;
+  eo.num_ctx = o.ctx.value_or(0);
+  eo.num_thread = static_cast<int>(o.threads);
+  if (o.backend == "ref") {
+    eo.backend = engine::BackendKind::kRef;
+  } else if (!o.backend.empty() && o.backend != "cpu") {
+    return invalid_argument("unknown backend \"" + o.backend + "\" (expected ref or cpu)");
+  }
+  PADDOCK_ASSIGN(std::unique_ptr<engine::LoadedModel> m, engine::LoadedModel::load(o.model, eo));
+  engine::CompletionParams p;
+  p.sampling = o.sampling;
+  p.num_predict = o.n_predict;
+  if (o.format_arg == "json") {
+    p.format = "json";
+  } else if (!o.format_arg.empty()) {
+    PADDOCK_ASSIGN(p.format, read_file(o.format_arg));
+  }
+  if (!o.grammar_file.empty()) {
+    PADDOCK_ASSIGN(p.grammar, read_file(o.grammar_file));
+  }
+  if (o.ignore_eos) {
+    for (int32_t id = 0; id < static_cast<int32_t>(m->n_vocab()); ++id) {
+      if (m->tokenizer().is_eog(id)) p.sampling.logit_bias[id] = -INFINITY;
+    }
+  }
+  const Result<std::string> text = engine::generate(*m, *o.prompt, p, [](std::string_view piece) {
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+    return true;
+  });
+  return text.status();
 }
 
 }  // namespace
@@ -294,7 +462,7 @@ int run_eval(int argc, char** argv) {
     std::fprintf(stderr, "Error: %s\n", o.status().message().c_str());
     return 1;
   }
-  if (const Status s = run(*o); !s.is_ok()) {
+  if (const Status s = o->prompt ? generate_text(*o) : run(*o); !s.is_ok()) {
     std::fprintf(stderr, "Error: %s\n", s.message().c_str());
     return 1;
   }

@@ -3,7 +3,9 @@
 // Invariants: emitted text never splits a UTF-8 character and never contains (or runs past)
 // a stop string; the callback sees pieces in order; cancellation (callback returning false
 // or is_cancelled()) is noticed between prefill batches and between decode steps and
-// returns kCancelled. The KV cache is cleared at the start. See docs/engine-loop.md.
+// returns kCancelled. The part of the KV cache that holds a prefix of the prompt is reused
+// (only the rest is evaluated); a full cache shifts (keeps num_keep tokens, drops half of the
+// rest). Runs as a batch of one engine::Sequence (sequence.h). See docs/engine-loop.md.
 //   PADDOCK_ASSIGN(KvCache kv, m->make_kv_cache());
 //   PADDOCK_ASSIGN(CompletionStats st, complete(*m, kv, params, [](const Piece& p) { ...; return true; }));
 #pragma once
@@ -31,10 +33,11 @@ struct CompletionParams {
   bool add_special = true;      // BOS/EOS as the vocabulary says
   bool parse_special = true;    // templated prompts spell control tokens as text
   sample::SamplerParams sampling = default_sampler_params();
-  // > 0: at most this many tokens; -1 (unlimited), -2 (fill the context) and 0 all run until
-  // the context is full, since there is no context shift yet.
+  // > 0: at most this many tokens; -1 and 0: unlimited (the context shifts when full);
+  // -2: until the context is full.
   int64_t num_predict = -1;
-  int64_t num_keep = 4;  // prompt tokens kept at the start when the prompt must be cut; -1 = all
+  // Tokens kept at the start when the prompt is cut or the context shifts; -1 = the prompt.
+  int64_t num_keep = 4;
   std::vector<std::string> stop;
   std::string format;                  // "" | "json" | a JSON schema (JSON text): constrains output to it
   std::string grammar;                 // GBNF text (root rule "root"); exclusive with format
@@ -58,7 +61,7 @@ using PieceFn = std::function<bool(const Piece&)>;
 
 struct CompletionStats {
   std::string done_reason;  // "stop" (EOG token or stop string) | "length" (num_predict or full context)
-  int64_t prompt_eval_count = 0;  // prompt tokens evaluated (after truncation)
+  int64_t prompt_eval_count = 0;  // prompt tokens evaluated (after truncation, without the reused prefix)
   int64_t prompt_eval_duration_ns = 0;
   int64_t eval_count = 0;  // tokens sampled, the EOG token included
   int64_t eval_duration_ns = 0;

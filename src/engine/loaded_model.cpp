@@ -1,12 +1,14 @@
 #include "engine/loaded_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/ref/ref_backend.h"
 #include "base/env.h"
+#include "base/log.h"
 #include "model/registry.h"
 
 namespace paddock::engine {
@@ -44,9 +46,6 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
     return invalid_argument("num_batch: expected a positive number, found " +
                             std::to_string(options.num_batch));
   }
-  if (options.kv_type != DType::kF16 && options.kv_type != DType::kF32) {
-    return invalid_argument("KV cache type: expected F16 or F32");
-  }
   std::unique_ptr<LoadedModel> m(new LoadedModel());
   PADDOCK_ASSIGN(m->file_, gguf::File::open(path));
   PADDOCK_ASSIGN(m->tokenizer_, Tokenizer::load(*m->file_));
@@ -59,14 +58,34 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
   m->n_ctx_ = resolve_num_ctx(options.num_ctx, m->model_->hparams().n_ctx_train);
   m->n_batch_ = std::min(options.num_batch > 0 ? options.num_batch : kDefaultNumBatch, m->n_ctx_);
   m->kv_type_ = options.kv_type;
+  const HParams& hp = m->model_->hparams();
+  if (!kv_type_fits(options.kv_type, hp.head_dim_k, hp.head_dim_v)) {
+    if (options.kv_type != DType::kQ8_0 && options.kv_type != DType::kQ4_0) {
+      return invalid_argument("KV cache type: expected F16, F32, Q8_0 or Q4_0, found " +
+                              std::string(dtype_name(options.kv_type)));
+    }
+    log_warn("KV cache type " + std::string(dtype_name(options.kv_type)) +
+             " needs head dims that are multiples of " +
+             std::to_string(dtype_info(options.kv_type).block_size) + " (this model: " +
+             std::to_string(hp.head_dim_k) + "/" + std::to_string(hp.head_dim_v) + "); using F16");
+    m->kv_type_ = DType::kF16;
+  }
   return m;
 }
 
 uint64_t LoadedModel::kv_cache_bytes() const {
-  const KvCacheConfig c = model_->kv_config(n_ctx_, kv_type_);
-  const uint64_t elem = kv_type_ == DType::kF32 ? 4 : 2;
-  return static_cast<uint64_t>(c.n_layer) * static_cast<uint64_t>(c.n_ctx) *
-         static_cast<uint64_t>(c.n_head_kv) * static_cast<uint64_t>(c.head_dim_k + c.head_dim_v) * elem;
+  return paddock::kv_cache_bytes(model_->kv_config(n_ctx_, kv_type_));
+}
+
+Result<DType> parse_kv_cache_type(std::string_view name) {
+  std::string lower(name);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower.empty() || lower == "f16") return DType::kF16;
+  if (lower == "f32") return DType::kF32;
+  if (lower == "q8_0") return DType::kQ8_0;
+  if (lower == "q4_0") return DType::kQ4_0;
+  return invalid_argument("KV cache type: expected f16, f32, q8_0 or q4_0, found \"" + std::string(name) +
+                          "\"");
 }
 
 Result<KvCache> LoadedModel::make_kv_cache() const {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "backend/backend.h"
 #include "base/status.h"
@@ -38,8 +39,14 @@ struct EngineOptions {
   int64_t num_batch = 0;  // 0 = kDefaultNumBatch; prompt tokens per forward pass
   int num_thread = 0;     // cpu backend threads; 0 = one per hardware thread
   BackendKind backend = BackendKind::kAuto;
+  // F16, F32, Q8_0 or Q4_0 (OLLAMA_KV_CACHE_TYPE, see parse_kv_cache_type). A block type
+  // the model's head dims do not fit falls back to F16 with a warning, as Ollama does.
   DType kv_type = DType::kF16;
 };
+
+// OLLAMA_KV_CACHE_TYPE values: "" or "f16" -> F16, "f32", "q8_0", "q4_0" (case-insensitive);
+// anything else is kInvalidArgument naming the accepted values.
+Result<DType> parse_kv_cache_type(std::string_view name);
 
 class LoadedModel {
  public:
@@ -54,6 +61,7 @@ class LoadedModel {
   int64_t n_batch() const { return n_batch_; }
   int64_t n_vocab() const { return model_->hparams().n_vocab; }
   int64_t n_ctx_train() const { return model_->hparams().n_ctx_train; }
+  DType kv_type() const { return kv_type_; }
   // Bytes of one KV cache of n_ctx() cells.
   uint64_t kv_cache_bytes() const;
   Result<KvCache> make_kv_cache() const;

@@ -1,12 +1,16 @@
 // The KV cache of one sequence: per layer, K [head_dim_k, n_head_kv, n_ctx] and V
-// [head_dim_v, n_head_kv, n_ctx] in F16 (default) or F32. Cell i holds position i; cells
-// 0..used()-1 are filled. A forward pass reserves room for its tokens, writes their K/V rows
+// [head_dim_v, n_head_kv, n_ctx] in F16 (default), F32, Q8_0 or Q4_0 (llama.cpp's block
+// layouts; the quantized types need head dims that are whole blocks). Cell i holds position
+// i; cells 0..used()-1 are filled, and tokens() remembers which token each filled cell
+// holds, so a later request can reuse a shared prefix. A batch is one KvCache per sequence.
+// A forward pass reserves room for its tokens, writes their K/V rows (write_k / write_v)
 // into the cells after used(), and commits them when the pass succeeded.
 //   PADDOCK_ASSIGN(KvCache kv, KvCache::create({.n_ctx = 1024, .n_layer = 2, ...}));
-//   PADDOCK_TRY(kv.reserve(n_tokens));  ...  kv.commit(n_tokens);
+//   PADDOCK_TRY(kv.reserve(n_tokens));  ...  kv.commit(tokens);
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "backend/backend.h"
@@ -20,33 +24,58 @@ struct KvCacheConfig {
   int64_t n_head_kv = 0;
   int64_t head_dim_k = 0;
   int64_t head_dim_v = 0;
-  DType type = DType::kF16;  // F16 or F32
+  DType type = DType::kF16;  // F16, F32, Q8_0 or Q4_0
 };
+
+// Whether a cache of `type` can hold heads of these sizes (block types need whole blocks).
+bool kv_type_fits(DType type, int64_t head_dim_k, int64_t head_dim_v);
+// Bytes a cache with this config holds (0 when the config is invalid).
+uint64_t kv_cache_bytes(const KvCacheConfig& config);
 
 class KvCache {
  public:
-  // Fails on non-positive sizes, an unsupported type, or a size that overflows.
+  // Fails on non-positive sizes, an unsupported type (or one the head dims do not fit), or
+  // a size that overflows.
   static Result<KvCache> create(const KvCacheConfig& config);
 
   const KvCacheConfig& config() const { return config_; }
   int64_t n_ctx() const { return config_.n_ctx; }
-  int64_t used() const { return used_; }
+  int64_t used() const { return static_cast<int64_t>(tokens_.size()); }
+  // The token held by each filled cell, cell 0 first.
+  std::span<const int32_t> tokens() const { return tokens_; }
   // kOutOfRange "context full: N tokens of M" when n_tokens more do not fit.
   Status reserve(int64_t n_tokens) const;
-  // Marks the next n_tokens cells filled (after reserve succeeded for them).
-  void commit(int64_t n_tokens);
-  void clear() { used_ = 0; }
+  // Marks the next tokens.size() cells filled with these tokens (after reserve succeeded).
+  void commit(std::span<const int32_t> tokens);
 
-  // Cells [first, first + n) of a layer: [head_dim, n_head_kv, n].
+  // Per-sequence operations.
+  void clear() { tokens_.clear(); }
+  // Keeps the first n cells (n <= used()), forgetting the rest.
+  void keep(int64_t n);
+  // Makes this cache hold a copy of the first n cells of `other` (same config; n <= other.used()).
+  void copy_prefix_from(const KvCache& other, int64_t n);
+  // Drops cells [first, first + n) and moves the later ones down by n (bytes as they are:
+  // the caller re-rotates the moved keys, see Model::shift).
+  void remove(int64_t first, int64_t n);
+
+  // Cells [first, first + n) of a layer: [head_dim, n_head_kv, n] of the cache type.
   TensorView k(int64_t layer, int64_t first, int64_t n);
   TensorView v(int64_t layer, int64_t first, int64_t n);
+  // Stores F32 rows src [head_dim, n_head_kv, n] (rows contiguous) into cells first.. of a
+  // layer, converting with the backend (F16/F32) or the quant table's reference quantizer.
+  void write_k(Backend& be, int64_t layer, int64_t first, const TensorView& src);
+  void write_v(Backend& be, int64_t layer, int64_t first, const TensorView& src);
+  // Cells [first, first + n) of a layer's K as F32 [head_dim_k, n_head_kv, n] into dst.
+  void read_k(int64_t layer, int64_t first, int64_t n, std::span<float> dst);
 
  private:
   explicit KvCache(const KvCacheConfig& config) : config_(config) {}
   TensorView view(std::vector<uint8_t>& buf, int64_t head_dim, int64_t first, int64_t n) const;
+  void write(Backend& be, const TensorView& src, const TensorView& dst) const;
+  size_t cell_bytes(int64_t head_dim) const;
 
   KvCacheConfig config_;
-  int64_t used_ = 0;
+  std::vector<int32_t> tokens_;
   std::vector<std::vector<uint8_t>> k_;  // one buffer per layer
   std::vector<std::vector<uint8_t>> v_;
 };

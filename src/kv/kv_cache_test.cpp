@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace paddock {
 namespace {
 
@@ -30,7 +32,8 @@ TEST(KvCache, ReserveFailsWhenFullAndCommitAdvances) {
   Result<KvCache> kv = KvCache::create(small(DType::kF16));
   ASSERT_TRUE(kv.ok());
   EXPECT_TRUE(kv->reserve(8).is_ok());
-  kv->commit(6);
+  const std::vector<int32_t> six = {1, 2, 3, 4, 5, 6};
+  kv->commit(six);
   EXPECT_EQ(kv->used(), 6);
   EXPECT_TRUE(kv->reserve(2).is_ok());
   const Status full = kv->reserve(3);
@@ -39,6 +42,66 @@ TEST(KvCache, ReserveFailsWhenFullAndCommitAdvances) {
   kv->clear();
   EXPECT_EQ(kv->used(), 0);
   EXPECT_TRUE(kv->reserve(8).is_ok());
+}
+
+// Fills cell c of every layer's K and V with the value 100 * layer + c (F32 cache).
+void fill(KvCache& kv, int64_t first, int64_t n) {
+  for (int64_t l = 0; l < kv.config().n_layer; ++l) {
+    for (TensorView t : {kv.k(l, first, n), kv.v(l, first, n)}) {
+      for (int64_t c = 0; c < n; ++c) {
+        for (int64_t h = 0; h < t.ne[1]; ++h) {
+          for (int64_t i = 0; i < t.ne[0]; ++i) t.f32(i, h, c) = static_cast<float>(100 * l + first + c);
+        }
+      }
+    }
+  }
+}
+
+float k_at(KvCache& kv, int64_t layer, int64_t cell) { return kv.k(layer, cell, 1).f32(0, 0, 0); }
+float v_at(KvCache& kv, int64_t layer, int64_t cell) { return kv.v(layer, cell, 1).f32(4, 2, 0); }
+
+TEST(KvCache, KeepRemoveAndCopyPrefixMoveCellsAndTokens) {
+  Result<KvCache> kv = KvCache::create(small(DType::kF32));
+  ASSERT_TRUE(kv.ok());
+  fill(*kv, 0, 8);
+  const std::vector<int32_t> toks = {10, 11, 12, 13, 14, 15, 16, 17};
+  kv->commit(toks);
+
+  // remove(2, 3): cells 5..7 move to 2..4, tokens too.
+  kv->remove(2, 3);
+  EXPECT_EQ(std::vector<int32_t>(kv->tokens().begin(), kv->tokens().end()),
+            (std::vector<int32_t>{10, 11, 15, 16, 17}));
+  EXPECT_EQ(k_at(*kv, 1, 1), 101.0f);
+  EXPECT_EQ(k_at(*kv, 1, 2), 105.0f);
+  EXPECT_EQ(v_at(*kv, 0, 4), 7.0f);
+
+  Result<KvCache> other = KvCache::create(small(DType::kF32));
+  ASSERT_TRUE(other.ok());
+  other->copy_prefix_from(*kv, 3);
+  EXPECT_EQ(other->used(), 3);
+  EXPECT_EQ(std::vector<int32_t>(other->tokens().begin(), other->tokens().end()),
+            (std::vector<int32_t>{10, 11, 15}));
+  EXPECT_EQ(k_at(*other, 1, 2), 105.0f);
+  EXPECT_EQ(v_at(*other, 1, 2), 105.0f);
+
+  kv->keep(1);
+  EXPECT_EQ(kv->used(), 1);
+  EXPECT_TRUE(kv->reserve(7).is_ok());
+  EXPECT_EQ(other->used(), 3);  // copies are independent
+}
+
+TEST(KvCache, BlockTypesNeedWholeBlocks) {
+  EXPECT_TRUE(kv_type_fits(DType::kQ8_0, 64, 32));
+  EXPECT_FALSE(kv_type_fits(DType::kQ8_0, 8, 8));
+  EXPECT_FALSE(kv_type_fits(DType::kQ4_K, 256, 256));
+  KvCacheConfig c = small(DType::kQ8_0);
+  c.head_dim_k = 64;
+  c.head_dim_v = 32;
+  Result<KvCache> kv = KvCache::create(c);
+  ASSERT_TRUE(kv.ok()) << kv.status().to_string();
+  EXPECT_EQ(kv->k(0, 0, 1).nb[1], 2 * 34u);  // two Q8_0 blocks of 34 bytes per head row
+  // 2 layers x 8 cells x 3 heads x (2 + 1 blocks of 34 bytes).
+  EXPECT_EQ(kv_cache_bytes(c), 2u * 8 * 3 * 3 * 34);
 }
 
 TEST(KvCache, RejectsBadConfigs) {

@@ -1,6 +1,7 @@
 #include "model/blocks.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "base/check.h"
 
@@ -93,6 +94,14 @@ TensorView heads_with_rope(ForwardContext& c, const TensorView& x, int64_t head_
   return r;
 }
 
+// Tokens [first, first + n) of a [d, heads, n_tokens] view: [d, heads, n].
+TensorView rows(const TensorView& t, int64_t first, int64_t n) {
+  TensorView r = t;
+  r.data = t.row(0, first);
+  r.ne[2] = n;
+  return r;
+}
+
 }  // namespace
 
 TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const LayerWeights& lw) {
@@ -103,12 +112,17 @@ TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const L
   TensorView k =
       heads_with_rope(c, linear(c, lw.wk, lw.bk, x), hp.head_dim_k, lw.k_norm);         // [d_k, n_head_kv, n]
   TensorView v = linear(c, lw.wv, lw.bv, x).reshape({hp.head_dim_v, hp.n_head_kv, n});  // [d_v, n_head_kv, n]
-  c.be.copy(k, c.kv.k(il, c.kv_first, n));
-  c.be.copy(v, c.kv.v(il, c.kv_first, n));
-  const int64_t n_kv = c.kv_first + n;
-  TensorView out = c.arena.f32({hp.head_dim_v, hp.n_head, n});  // [d_v, n_head, n]
-  c.be.attention(q, c.kv.k(il, 0, n_kv), c.kv.v(il, 0, n_kv), c.pos,
-                 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k)), out);
+  TensorView out = c.arena.f32({hp.head_dim_v, hp.n_head, n});                          // [d_v, n_head, n]
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
+  for (const SeqSlice& s : c.seqs) {
+    KvCache& kv = *s.kv;
+    kv.write_k(c.be, il, s.kv_first, rows(k, s.first, s.n));  // [d_k, n_head_kv, s.n]
+    kv.write_v(c.be, il, s.kv_first, rows(v, s.first, s.n));  // [d_v, n_head_kv, s.n]
+    const int64_t n_kv = s.kv_first + s.n;
+    c.be.attention(rows(q, s.first, s.n), kv.k(il, 0, n_kv), kv.v(il, 0, n_kv),
+                   c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)), scale,
+                   rows(out, s.first, s.n));  // [d_v, n_head, s.n]
+  }
   return linear(c, lw.wo, std::nullopt, out.reshape({hp.head_dim_v * hp.n_head, n}));  // [n_embd, n]
 }
 
@@ -126,18 +140,21 @@ TensorView residual(ForwardContext& c, const TensorView& a, const TensorView& b)
   return s;
 }
 
-TensorView lm_head(ForwardContext& c, const TensorView& x, const DecoderWeights& w, bool all_tokens) {
-  TensorView last = x;  // [n_embd, n_tokens]
-  if (!all_tokens) {
-    last.data = x.row(x.ne[1] - 1);
-    last.ne[1] = 1;  // [n_embd, 1]
+TensorView lm_head(ForwardContext& c, const TensorView& x, const DecoderWeights& w) {
+  const auto n_out = static_cast<int64_t>(c.out_rows.size());
+  TensorView picked = x;  // [n_embd, n_tokens]
+  if (n_out != x.ne[1]) {
+    picked = c.arena.f32({x.ne[0], n_out});  // [n_embd, n_out]
+    for (int64_t i = 0; i < n_out; ++i) {
+      std::memcpy(picked.row(i), x.row(c.out_rows[static_cast<size_t>(i)]), x.nb[1]);
+    }
   }
-  TensorView h = norm(c, last, w.output_norm);  // [n_embd, 1 or n_tokens]
-  return linear(c, w.output, std::nullopt, h);  // [n_vocab, 1 or n_tokens]
+  TensorView h = norm(c, picked, w.output_norm);  // [n_embd, n_out]
+  if (c.head == Head::kHidden) return h;
+  return linear(c, w.output, std::nullopt, h);  // [n_vocab, n_out]
 }
 
-TensorView decoder_forward(ForwardContext& c, std::span<const int32_t> tokens, const DecoderWeights& w,
-                           bool all_tokens) {
+TensorView decoder_forward(ForwardContext& c, std::span<const int32_t> tokens, const DecoderWeights& w) {
   PADDOCK_CHECK(static_cast<int64_t>(tokens.size()) == c.n_tokens());
   TensorView x = c.arena.f32({c.hp.n_embd, c.n_tokens()});  // [n_embd, n_tokens]
   c.be.get_rows(w.tok_embd, tokens, x);
@@ -148,7 +165,7 @@ TensorView decoder_forward(ForwardContext& c, std::span<const int32_t> tokens, c
     TensorView f = gated_ffn(c, norm(c, ffn_inp, lw.ffn_norm), lw);  // [n_embd, n_tokens]
     x = residual(c, ffn_inp, f);                                     // [n_embd, n_tokens]
   }
-  return lm_head(c, x, w, all_tokens);  // [n_vocab, 1 or n_tokens]
+  return lm_head(c, x, w);  // [n_vocab or n_embd, n_out]
 }
 
 }  // namespace paddock

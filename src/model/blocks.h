@@ -2,8 +2,9 @@
 // over the KV cache, SiLU-gated FFN, and the LM head. An architecture file binds its weights
 // into LayerWeights and strings these blocks together; a new architecture reuses them and
 // adds only what differs.
-// Invariants: activations are F32 [n, n_tokens] views into the pass's Arena; the tokens of
-// one pass occupy KV cells kv_first .. kv_first + n_tokens - 1 (cell = position).
+// Invariants: activations are F32 [n, n_tokens] views into the pass's Arena; a pass holds
+// the tokens of one or more sequences back to back (SeqSlice), and the tokens of each
+// sequence occupy its KV cells kv_first .. kv_first + n - 1 (cell = position).
 //   TensorView h = norm(ctx, x, lw.attn_norm);  // [n_embd, n_tokens]
 #pragma once
 
@@ -57,13 +58,28 @@ struct DecoderOptions {
 };
 Result<DecoderWeights> bind_decoder(const WeightBinder& b, HParams& hp, const DecoderOptions& opt);
 
+// What the head of a pass produces for its output rows.
+enum class Head : uint8_t {
+  kLogits,  // output_norm, then the output projection: [n_vocab] per row
+  kHidden,  // output_norm only: the final hidden state [n_embd] per row (embeddings)
+};
+
+// One sequence's tokens in a pass: batch rows [first, first + n), KV cells from kv_first.
+struct SeqSlice {
+  KvCache* kv;
+  int64_t first;
+  int64_t n;
+  int64_t kv_first;
+};
+
 struct ForwardContext {
   Backend& be;
-  KvCache& kv;
   Arena& arena;
   const HParams& hp;
-  std::span<const int32_t> pos;  // one per token
-  int64_t kv_first;              // the first KV cell of this pass
+  std::span<const int32_t> pos;       // one per token of the pass
+  std::span<const SeqSlice> seqs;     // cover the pass's tokens in order
+  std::span<const int64_t> out_rows;  // batch rows that produce output, ascending
+  Head head;
   RopeParams rope;
   int64_t n_tokens() const { return static_cast<int64_t>(pos.size()); }
 };
@@ -73,18 +89,17 @@ RopeParams rope_params(const HParams& hp, const DecoderWeights& w, RopeMode mode
 
 // rms_norm(x) * weight. x [n, n_tokens] -> [n, n_tokens]
 TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight);
-// Self-attention of layer il, writing this pass's K/V into the cache. x [n_embd, n_tokens]
-// (already normed) -> [n_embd, n_tokens]
+// Self-attention of layer il, writing this pass's K/V into each sequence's cache and
+// attending per sequence. x [n_embd, n_tokens] (already normed) -> [n_embd, n_tokens]
 TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const LayerWeights& lw);
 // down(silu(gate x) * up x). x [n_embd, n_tokens] -> [n_embd, n_tokens]
 TensorView gated_ffn(ForwardContext& c, const TensorView& x, const LayerWeights& lw);
 // a + b. [n, n_tokens]
 TensorView residual(ForwardContext& c, const TensorView& a, const TensorView& b);
-// Final norm and output projection of the last token (or all tokens).
-// x [n_embd, n_tokens] -> logits [n_vocab, 1 or n_tokens]
-TensorView lm_head(ForwardContext& c, const TensorView& x, const DecoderWeights& w, bool all_tokens);
-// The standard pre-norm decoder stack over all layers, then the LM head.
-TensorView decoder_forward(ForwardContext& c, std::span<const int32_t> tokens, const DecoderWeights& w,
-                           bool all_tokens);
+// Final norm (and, for Head::kLogits, the output projection) of the rows c.out_rows.
+// x [n_embd, n_tokens] -> [n_vocab or n_embd, n_out]
+TensorView lm_head(ForwardContext& c, const TensorView& x, const DecoderWeights& w);
+// The standard pre-norm decoder stack over all layers, then the head.
+TensorView decoder_forward(ForwardContext& c, std::span<const int32_t> tokens, const DecoderWeights& w);
 
 }  // namespace paddock

@@ -92,6 +92,14 @@ Result<HParams> load_hparams(const gguf::File& file, std::string_view arch) {
     return unsupported("rope scaling type \"" + std::string(scaling) +
                        "\" is not supported (supported: none, linear)");
   }
+  if (file.find(r.prefix() + "pooling_type") != nullptr) {
+    const std::optional<int64_t> pooling = file.get_int(r.prefix() + "pooling_type");
+    if (!pooling || *pooling < 0 || *pooling > 3) {
+      return unsupported("key " + r.prefix() + "pooling_type: expected 0..3 (none, mean, cls, last), found " +
+                         (pooling ? std::to_string(*pooling) : std::string("a non-integer")));
+    }
+    hp.pooling = static_cast<Pooling>(*pooling);
+  }
   return hp;
 }
 

@@ -12,6 +12,10 @@
 
 namespace paddock {
 
+// How embeddings pool the final hidden states (llama.cpp's pooling_type ids 0..3). Decoder
+// GGUFs usually have no key: then mean, as Ollama pools.
+enum class Pooling : uint8_t { kNone, kMean, kCls, kLast };
+
 struct HParams {
   std::string arch;
   int64_t n_vocab = 0;  // from token_embd.weight, filled in by the weight binder
@@ -26,7 +30,8 @@ struct HParams {
   int64_t n_rot = 0;       // rope.dimension_count, default head_dim_k
   float rms_eps = 0;
   float rope_freq_base = 10000.0f;
-  float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor for linear scaling
+  float rope_freq_scale = 1.0f;      // 1 / rope.scaling.factor for linear scaling
+  Pooling pooling = Pooling::kMean;  // pooling_type
 
   int64_t n_embd_q() const { return n_head * head_dim_k; }
   int64_t n_embd_k() const { return n_head_kv * head_dim_k; }

@@ -1,6 +1,9 @@
 #include "model/model.h"
 
+#include <algorithm>
 #include <string>
+
+#include "base/check.h"
 
 namespace paddock {
 
@@ -13,44 +16,119 @@ KvCacheConfig Model::kv_config(int64_t n_ctx, DType type) const {
                        .type = type};
 }
 
-Result<std::vector<float>> Model::forward(Backend& be, KvCache& kv, std::span<const int32_t> tokens,
-                                          std::span<const int32_t> positions, bool all_logits) const {
-  if (tokens.empty()) return invalid_argument("forward: expected at least one token, found none");
-  if (positions.size() != tokens.size()) {
-    return invalid_argument("forward: expected one position per token (" + std::to_string(tokens.size()) +
-                            "), found " + std::to_string(positions.size()));
-  }
-  const KvCacheConfig& kc = kv.config();
-  if (kc.n_layer != hp_.n_layer || kc.n_head_kv != hp_.n_head_kv || kc.head_dim_k != hp_.head_dim_k ||
-      kc.head_dim_v != hp_.head_dim_v) {
-    return invalid_argument("forward: the KV cache was made for another model shape");
-  }
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] < 0 || tokens[i] >= hp_.n_vocab) {
-      return invalid_argument("token id " + std::to_string(tokens[i]) + " out of range: the vocabulary has " +
-                              std::to_string(hp_.n_vocab) + " tokens");
+Result<std::vector<std::vector<float>>> Model::forward_batch(Backend& be, std::span<const SeqInput> seqs,
+                                                             Head head) const {
+  if (seqs.empty()) return invalid_argument("forward: expected at least one sequence, found none");
+  std::vector<int32_t> tokens;
+  std::vector<int32_t> pos;
+  std::vector<SeqSlice> slices;
+  std::vector<int64_t> out_rows;
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const SeqInput& in = seqs[s];
+    PADDOCK_CHECK(in.kv != nullptr);
+    const std::string where = seqs.size() > 1 ? "sequence " + std::to_string(s) + ": " : "";
+    if (in.tokens.empty())
+      return invalid_argument("forward: " + where + "expected at least one token, found none");
+    if (in.positions.size() != in.tokens.size()) {
+      return invalid_argument("forward: " + where + "expected one position per token (" +
+                              std::to_string(in.tokens.size()) + "), found " +
+                              std::to_string(in.positions.size()));
     }
-    // One sequence: cell = position, so positions must continue the cache.
-    if (positions[i] != kv.used() + static_cast<int64_t>(i)) {
-      return invalid_argument("position " + std::to_string(positions[i]) + " at batch index " +
-                              std::to_string(i) + ": expected " +
-                              std::to_string(kv.used() + static_cast<int64_t>(i)));
+    for (size_t o = 0; o < s; ++o) {
+      if (seqs[o].kv == in.kv)
+        return invalid_argument("forward: " + where + "its KV cache is already in the batch");
+    }
+    const KvCacheConfig& kc = in.kv->config();
+    if (kc.n_layer != hp_.n_layer || kc.n_head_kv != hp_.n_head_kv || kc.head_dim_k != hp_.head_dim_k ||
+        kc.head_dim_v != hp_.head_dim_v) {
+      return invalid_argument("forward: the KV cache was made for another model shape");
+    }
+    const int64_t used = in.kv->used();
+    for (size_t i = 0; i < in.tokens.size(); ++i) {
+      if (in.tokens[i] < 0 || in.tokens[i] >= hp_.n_vocab) {
+        return invalid_argument(where + "token id " + std::to_string(in.tokens[i]) +
+                                " out of range: the vocabulary has " + std::to_string(hp_.n_vocab) +
+                                " tokens");
+      }
+      // cell = position, so positions must continue the sequence's cache.
+      if (in.positions[i] != used + static_cast<int64_t>(i)) {
+        return invalid_argument(where + "position " + std::to_string(in.positions[i]) + " at batch index " +
+                                std::to_string(i) + ": expected " +
+                                std::to_string(used + static_cast<int64_t>(i)));
+      }
+    }
+    PADDOCK_TRY(in.kv->reserve(static_cast<int64_t>(in.tokens.size())));
+    const auto first = static_cast<int64_t>(tokens.size());
+    const auto n = static_cast<int64_t>(in.tokens.size());
+    slices.push_back(SeqSlice{.kv = in.kv, .first = first, .n = n, .kv_first = used});
+    tokens.insert(tokens.end(), in.tokens.begin(), in.tokens.end());
+    pos.insert(pos.end(), in.positions.begin(), in.positions.end());
+    if (in.outputs == Outputs::kAll) {
+      for (int64_t i = 0; i < n; ++i) out_rows.push_back(first + i);
+    } else if (in.outputs == Outputs::kLast) {
+      out_rows.push_back(first + n - 1);
     }
   }
-  PADDOCK_TRY(kv.reserve(static_cast<int64_t>(tokens.size())));
 
+  std::vector<std::vector<float>> out(seqs.size());
+  if (out_rows.empty()) {
+    // Nothing to output still needs the K/V rows: run the graph with one output row and drop it.
+    out_rows.push_back(static_cast<int64_t>(tokens.size()) - 1);
+  }
   Arena arena;
   ForwardContext c{.be = be,
-                   .kv = kv,
                    .arena = arena,
                    .hp = hp_,
-                   .pos = positions,
-                   .kv_first = kv.used(),
-                   .rope = RopeParams{}};
-  const TensorView logits = compute(c, tokens, all_logits);  // [n_vocab, 1 or n_tokens]
-  kv.commit(static_cast<int64_t>(tokens.size()));
-  const float* p = static_cast<const float*>(logits.data);
-  return std::vector<float>(p, p + logits.n_elements());
+                   .pos = pos,
+                   .seqs = slices,
+                   .out_rows = out_rows,
+                   .head = head,
+                   .rope = rope()};
+  const TensorView result = compute(c, tokens);  // [n_vocab or n_embd, n_out]
+  const auto width = static_cast<size_t>(result.ne[0]);
+  const float* p = static_cast<const float*>(result.data);
+  size_t row = 0;
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const SeqInput& in = seqs[s];
+    in.kv->commit(in.tokens);
+    const size_t n_out = in.outputs == Outputs::kAll    ? in.tokens.size()
+                         : in.outputs == Outputs::kLast ? 1
+                                                        : 0;
+    out[s].assign(p + row * width, p + (row + n_out) * width);
+    row += n_out;
+  }
+  return out;
+}
+
+Result<std::vector<float>> Model::forward(Backend& be, KvCache& kv, std::span<const int32_t> tokens,
+                                          std::span<const int32_t> positions, bool all_logits) const {
+  const SeqInput in{.kv = &kv,
+                    .tokens = tokens,
+                    .positions = positions,
+                    .outputs = all_logits ? Outputs::kAll : Outputs::kLast};
+  PADDOCK_ASSIGN(std::vector<std::vector<float>> out, forward_batch(be, std::span(&in, 1), Head::kLogits));
+  return std::move(out[0]);
+}
+
+void Model::shift(Backend& be, KvCache& kv, int64_t first, int64_t n) const {
+  PADDOCK_CHECK(first >= 0 && n >= 0 && first + n <= kv.used());
+  kv.remove(first, n);
+  const int64_t moved = kv.used() - first;
+  if (n == 0 || moved == 0) return;
+  const int64_t d = hp_.head_dim_k;
+  const int64_t heads = hp_.n_head_kv;
+  std::vector<float> in(static_cast<size_t>(d * heads * moved));
+  std::vector<float> out(in.size());
+  const std::vector<int32_t> delta(static_cast<size_t>(moved), static_cast<int32_t>(-n));
+  const RopeParams rp = rope();
+  for (int64_t il = 0; il < hp_.n_layer; ++il) {
+    kv.read_k(il, first, moved, in);
+    const TensorView src = TensorView::contiguous(in.data(), DType::kF32, {d, heads, moved});
+    const TensorView dst = TensorView::contiguous(out.data(), DType::kF32, {d, heads, moved});
+    // Rotations compose: rotating a key roped at position p by -n gives the key at p - n.
+    be.rope(src, delta, rp, dst);
+    kv.write_k(be, il, first, dst);
+  }
 }
 
 }  // namespace paddock

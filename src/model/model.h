@@ -1,9 +1,14 @@
 // A loaded model: hyperparameters, weights bound in place in the mapped GGUF file, and a
-// forward pass that appends a batch of one sequence's tokens to a KV cache and returns
-// logits. Immutable after load; one KvCache per sequence holds all the mutable state.
+// forward pass over a batch that mixes sequences: each sequence brings its own KvCache,
+// tokens and positions (a prompt chunk of one next to single decode tokens of others). All
+// matmuls run over the concatenated tokens (weights are read once per pass); attention runs
+// per sequence over that sequence's cache. Immutable after load; the KvCaches hold all the
+// mutable state, so sequences join and leave a batch between passes.
 //   PADDOCK_ASSIGN(auto model, load_model(*file, *backend));    // registry.h
 //   PADDOCK_ASSIGN(KvCache kv, KvCache::create(model->kv_config(1024, DType::kF16)));
 //   PADDOCK_ASSIGN(std::vector<float> logits, model->forward(*backend, kv, ids, pos, false));
+//   SeqInput in[2] = {{&kv_a, ids_a, pos_a, Outputs::kLast}, {&kv_b, ids_b, pos_b, Outputs::kLast}};
+//   PADDOCK_ASSIGN(auto out, model->forward_batch(*backend, in, Head::kLogits));  // out[s]
 #pragma once
 
 #include <cstdint>
@@ -18,22 +23,48 @@
 
 namespace paddock {
 
+// Which of a sequence's tokens in a pass produce output rows.
+enum class Outputs : uint8_t { kNone, kLast, kAll };
+
+// One sequence's part of a batch. positions must continue its cache (kv->used(), +1, ...);
+// a cache appears at most once per batch.
+struct SeqInput {
+  KvCache* kv = nullptr;
+  std::span<const int32_t> tokens;
+  std::span<const int32_t> positions;
+  Outputs outputs = Outputs::kLast;
+};
+
 class Model {
  public:
   virtual ~Model() = default;
   const HParams& hparams() const { return hp_; }
   KvCacheConfig kv_config(int64_t n_ctx, DType type) const;
 
-  // Evaluates `tokens` at `positions` (which must continue the cache: kv.used(), +1, ...).
-  // Returns the last token's logits [n_vocab], or all of them [n_vocab * n_tokens] token
-  // after token when all_logits. Errors: bad token ids or positions, context full.
+  // Evaluates a batch of sequences. Returns, per sequence in input order, its output rows
+  // back to back, token order: [n_vocab * n_out] logits, or [n_embd * n_out] final hidden
+  // states (after output_norm) for Head::kHidden; empty for Outputs::kNone. On error no
+  // cache changes. Errors: bad token ids or positions, a repeated cache, context full.
+  Result<std::vector<std::vector<float>>> forward_batch(Backend& be, std::span<const SeqInput> seqs,
+                                                        Head head) const;
+
+  // One sequence: the last token's logits [n_vocab], or all [n_vocab * n_tokens] when
+  // all_logits.
   Result<std::vector<float>> forward(Backend& be, KvCache& kv, std::span<const int32_t> tokens,
                                      std::span<const int32_t> positions, bool all_logits) const;
 
+  // Context shift: drops cells [first, first + n) of kv, moves the later cells down and
+  // re-rotates their keys by -n positions (RoPE of the K rows, as llama.cpp's K-shift does),
+  // so the cache again holds positions 0..used()-1.
+  void shift(Backend& be, KvCache& kv, int64_t first, int64_t n) const;
+
  protected:
   explicit Model(HParams hp) : hp_(std::move(hp)) {}
-  // The architecture's graph. Inputs are validated; returns logits [n_vocab, 1 or n_tokens].
-  virtual TensorView compute(ForwardContext& c, std::span<const int32_t> tokens, bool all_logits) const = 0;
+  // The architecture's RoPE settings (mode, dims, frequency factors).
+  virtual RopeParams rope() const = 0;
+  // The architecture's graph. Inputs are validated and c.rope is set; returns
+  // [n_vocab or n_embd, c.out_rows.size()] as c.head says.
+  virtual TensorView compute(ForwardContext& c, std::span<const int32_t> tokens) const = 0;
 
   HParams hp_;
 };

@@ -1,15 +1,28 @@
 #include "runner/in_process_runner.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <limits>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <utility>
 
+#include "base/env.h"
+#include "base/log.h"
+#include "engine/embedding.h"
+#include "engine/sequence.h"
 #include "kv/kv_cache.h"
 #include "tokenizer/tokenizer.h"
 
 namespace paddock::runner {
 
 namespace {
+
+// Each slot holds a KV cache of num_ctx cells; this bounds a typo'd setting's memory.
+constexpr int64_t kMaxParallel = 64;
 
 Result<int32_t> to_i32(const char* name, int64_t v) {
   if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
@@ -25,10 +38,45 @@ TokenLogprob to_runner_logprob(const engine::TokenInfo& t) {
   return out;
 }
 
+// One complete() call in flight: pieces go from the batching thread to the caller's thread
+// through this queue, so a slow client never stalls the other sequences' steps.
+struct Job {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<engine::Piece> pieces;
+  bool finished = false;
+  Result<engine::CompletionStats> result = engine::CompletionStats{};
+  std::atomic<bool> cancelled{false};
+};
+
+struct Active {
+  std::unique_ptr<engine::Sequence> seq;
+  std::shared_ptr<Job> job;
+};
+
+CompletionChunk to_chunk(const engine::Piece& piece) {
+  CompletionChunk chunk;
+  chunk.text = piece.text;
+  chunk.logprobs.reserve(piece.logprobs.size());
+  for (const engine::TokenInfo& t : piece.logprobs) chunk.logprobs.push_back(to_runner_logprob(t));
+  return chunk;
+}
+
 class InProcessRunner final : public Runner {
  public:
-  InProcessRunner(std::unique_ptr<engine::LoadedModel> model, KvCache kv)
-      : model_(std::move(model)), kv_(std::move(kv)) {}
+  InProcessRunner(std::unique_ptr<engine::LoadedModel> model, std::vector<KvCache> slots)
+      : model_(std::move(model)), slots_(std::move(slots)), busy_(slots_.size(), false) {
+    batcher_ = std::thread([this] { batch_loop(); });
+  }
+
+  ~InProcessRunner() override {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    batcher_.join();
+  }
 
   ModelFacts facts() const override {
     return ModelFacts{
@@ -36,7 +84,7 @@ class InProcessRunner final : public Runner {
         .trained_context_length = model_->n_ctx_train(),
         .has_vision = false,
         .embedding_only = false,
-        .memory_bytes = model_->file().bytes().size() + model_->kv_cache_bytes(),
+        .memory_bytes = model_->file().bytes().size() + model_->kv_cache_bytes() * slots_.size(),
         .device_memory_bytes = 0,
     };
   }
@@ -44,14 +92,47 @@ class InProcessRunner final : public Runner {
   Status complete(const CompletionRequest& request, const ChunkFn& on_chunk) override {
     if (!request.images.empty()) return unsupported("this model does not support images");
     PADDOCK_ASSIGN(engine::CompletionParams params, to_completion_params(request));
-    const Result<engine::CompletionStats> stats =
-        engine::complete(*model_, kv_, params, [&on_chunk](const engine::Piece& piece) {
-          CompletionChunk chunk;
-          chunk.text = piece.text;
-          chunk.logprobs.reserve(piece.logprobs.size());
-          for (const engine::TokenInfo& t : piece.logprobs) chunk.logprobs.push_back(to_runner_logprob(t));
-          return on_chunk(chunk);
+    PADDOCK_ASSIGN(params.tokens, engine::prompt_tokens(*model_, params));
+    auto job = std::make_shared<Job>();
+    params.is_cancelled = [job, user = request.is_cancelled] { return job->cancelled || (user && user()); };
+    const size_t slot = acquire_slot(params.tokens);
+    Result<std::unique_ptr<engine::Sequence>> seq =
+        engine::Sequence::start(*model_, slots_[slot], params, [job](const engine::Piece& piece) {
+          {
+            const std::lock_guard<std::mutex> lock(job->mu);
+            job->pieces.push_back(piece);
+          }
+          job->cv.notify_all();
+          return !job->cancelled;
         });
+    if (!seq) {
+      release_slot(slot);
+      return seq.status();
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      incoming_.push_back(Active{std::move(seq).value(), job});
+    }
+    work_cv_.notify_all();
+
+    // Deliver pieces on this thread until the sequence is done.
+    for (;;) {
+      std::deque<engine::Piece> pieces;
+      bool finished = false;
+      {
+        std::unique_lock<std::mutex> lock(job->mu);
+        job->cv.wait(lock, [&] { return !job->pieces.empty() || job->finished; });
+        pieces.swap(job->pieces);
+        finished = job->finished;
+      }
+      for (const engine::Piece& piece : pieces) {
+        if (!job->cancelled && !on_chunk(to_chunk(piece))) job->cancelled = true;
+      }
+      if (finished) break;
+    }
+    release_slot(slot);
+    if (job->cancelled) return Status(Code::kCancelled, "generation cancelled");
+    const Result<engine::CompletionStats>& stats = job->result;
     if (!stats) return stats.status();
     CompletionChunk last;
     last.done = true;
@@ -64,9 +145,33 @@ class InProcessRunner final : public Runner {
     return Status::ok();
   }
 
-  Result<std::vector<Embedding>> embed(const std::vector<std::string>& /*texts*/,
-                                       bool /*truncate*/) override {
-    return unsupported("model does not support embeddings");
+  Result<std::vector<Embedding>> embed(const std::vector<std::string>& texts, bool truncate) override {
+    const Tokenizer& tok = model_->tokenizer();
+    std::vector<std::vector<int32_t>> inputs;
+    for (const std::string& text : texts) {
+      std::vector<int32_t> ids = tok.encode(text, /*add_special=*/true, /*parse_special=*/true);
+      if (static_cast<int64_t>(ids.size()) > model_->n_ctx()) {
+        if (!truncate) return invalid_argument("the input length exceeds the context length");
+        ids.resize(static_cast<size_t>(model_->n_ctx()));
+      }
+      inputs.push_back(std::move(ids));
+    }
+    const size_t slot = acquire_slot({});
+    std::vector<Embedding> out;
+    Status status = Status::ok();
+    for (const std::vector<int32_t>& ids : inputs) {
+      const std::lock_guard<std::mutex> lock(forward_mu_);
+      Result<std::vector<float>> e = engine::embed(*model_, slots_[slot], ids);
+      if (!e) {
+        status = e.status();
+        break;
+      }
+      out.push_back(
+          Embedding{.values = std::move(e).value(), .prompt_tokens = static_cast<int64_t>(ids.size())});
+    }
+    release_slot(slot);
+    if (!status.is_ok()) return status;
+    return out;
   }
 
   Result<std::vector<int32_t>> tokenize(std::string_view text) override {
@@ -87,8 +192,80 @@ class InProcessRunner final : public Runner {
   }
 
  private:
+  // Waits for a free slot; prefers the one whose cache shares the longest prefix with
+  // `prompt` (Ollama's slot choice), so a follow-up request reuses its conversation.
+  size_t acquire_slot(std::span<const int32_t> prompt) {
+    std::unique_lock<std::mutex> lock(mu_);
+    slot_cv_.wait(lock, [&] { return std::find(busy_.begin(), busy_.end(), false) != busy_.end(); });
+    size_t best = busy_.size();
+    size_t best_len = 0;
+    for (size_t i = 0; i < busy_.size(); ++i) {
+      if (busy_[i]) continue;
+      const std::span<const int32_t> cached = slots_[i].tokens();
+      size_t n = 0;
+      while (n < cached.size() && n < prompt.size() && cached[n] == prompt[n]) ++n;
+      if (best == busy_.size() || n > best_len) {
+        best = i;
+        best_len = n;
+      }
+    }
+    busy_[best] = true;
+    return best;
+  }
+
+  void release_slot(size_t slot) {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      busy_[slot] = false;
+    }
+    slot_cv_.notify_one();
+  }
+
+  // The one thread that runs forward passes for completions: new sequences join between
+  // steps, finished ones leave.
+  void batch_loop() {
+    std::vector<Active> active;
+    std::vector<engine::Sequence*> seqs;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] { return stop_ || !incoming_.empty() || !active.empty(); });
+        if (stop_ && incoming_.empty() && active.empty()) return;
+        for (Active& a : incoming_) active.push_back(std::move(a));
+        incoming_.clear();
+      }
+      seqs.clear();
+      for (const Active& a : active) seqs.push_back(a.seq.get());
+      {
+        const std::lock_guard<std::mutex> lock(forward_mu_);
+        engine::step(*model_, seqs);
+      }
+      for (auto it = active.begin(); it != active.end();) {
+        if (!it->seq->done()) {
+          ++it;
+          continue;
+        }
+        {
+          const std::lock_guard<std::mutex> lock(it->job->mu);
+          it->job->result = it->seq->result();
+          it->job->finished = true;
+        }
+        it->job->cv.notify_all();
+        it = active.erase(it);
+      }
+    }
+  }
+
   std::unique_ptr<engine::LoadedModel> model_;
-  KvCache kv_;
+  std::vector<KvCache> slots_;
+  std::mutex mu_;  // guards busy_, incoming_, stop_
+  std::condition_variable slot_cv_;
+  std::condition_variable work_cv_;
+  std::vector<bool> busy_;
+  std::vector<Active> incoming_;
+  bool stop_ = false;
+  std::mutex forward_mu_;  // one forward pass at a time on the backend (batches and embeddings)
+  std::thread batcher_;    // last: started after everything it uses exists
 };
 
 }  // namespace
@@ -136,9 +313,25 @@ Result<std::unique_ptr<Runner>> load_in_process(const LoadOptions& load,
   if (load.num_thread && *load.num_thread > 0) {
     PADDOCK_ASSIGN(o.num_thread, to_i32("num_thread", *load.num_thread));
   }
+  if (load.num_parallel < 1 || load.num_parallel > kMaxParallel) {
+    return invalid_argument("num_parallel: expected 1.." + std::to_string(kMaxParallel) + ", found " +
+                            std::to_string(load.num_parallel));
+  }
+  if (const std::optional<std::string> env = env_get("KV_CACHE_TYPE"); env && !env->empty()) {
+    const Result<DType> t = engine::parse_kv_cache_type(*env);
+    if (t) {
+      o.kv_type = *t;
+    } else {
+      log_warn(t.status().message() + "; using f16");  // Ollama also falls back to f16
+    }
+  }
   PADDOCK_ASSIGN(std::unique_ptr<engine::LoadedModel> model, engine::LoadedModel::load(load.model_path, o));
-  PADDOCK_ASSIGN(KvCache kv, model->make_kv_cache());
-  return std::unique_ptr<Runner>(std::make_unique<InProcessRunner>(std::move(model), std::move(kv)));
+  std::vector<KvCache> slots;
+  for (int64_t i = 0; i < load.num_parallel; ++i) {
+    PADDOCK_ASSIGN(KvCache kv, model->make_kv_cache());
+    slots.push_back(std::move(kv));
+  }
+  return std::unique_ptr<Runner>(std::make_unique<InProcessRunner>(std::move(model), std::move(slots)));
 }
 
 RunnerFactory make_in_process_factory(const engine::EngineOptions& defaults) {

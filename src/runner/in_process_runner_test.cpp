@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/completion.h"
@@ -173,10 +175,83 @@ TEST(InProcessRunner, FactsTokenizeDetokenizeEmbed) {
   const std::vector<int32_t> bad = {1, 100000};
   EXPECT_EQ(r->detokenize(bad).status().code(), Code::kInvalidArgument);
 
-  EXPECT_EQ(r->embed({"hello"}, true).status().code(), Code::kUnsupported);
+  const auto e = r->embed({"hello", "Once upon a time"}, false);
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  ASSERT_EQ(e->size(), 2u);
+  EXPECT_EQ((*e)[0].values.size(), 64u);  // n_embd
+  EXPECT_EQ((*e)[1].prompt_tokens, 5);    // BOS + 4
+  EXPECT_NE((*e)[0].values, (*e)[1].values);
+  std::string long_text;
+  for (int i = 0; i < 20; ++i) long_text += "Lily and Tom went to the park. ";
+  const auto too_long = r->embed({long_text}, false);
+  EXPECT_EQ(too_long.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(too_long.status().message(), "the input length exceeds the context length");
+  const auto cut = r->embed({long_text}, true);
+  ASSERT_TRUE(cut.ok()) << cut.status().to_string();
+  EXPECT_EQ((*cut)[0].prompt_tokens, 64);
   CompletionRequest req = greedy(2);
   req.images = {"\x89PNG"};
   EXPECT_EQ(r->complete(req, [](const CompletionChunk&) { return true; }).code(), Code::kUnsupported);
+}
+
+// With num_parallel 4, four concurrent greedy completions decode in shared batches and give
+// what four sequential ones give.
+TEST(InProcessRunner, ConcurrentCompletionsEqualSequentialOnes) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const std::vector<std::string> prompts = {"Once upon a time", "Lily and Tom went to the park.",
+                                            "The little dog", "One day, a big red ball"};
+  const auto request = [](const std::string& prompt) {
+    CompletionRequest req = greedy(24);
+    req.prompt = prompt;
+    return req;
+  };
+  const auto seq_runner = load_stories(128);
+  ASSERT_TRUE(seq_runner);
+  std::vector<std::string> sequential(prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    ASSERT_TRUE(seq_runner
+                    ->complete(request(prompts[i]),
+                               [&](const CompletionChunk& c) {
+                                 sequential[i] += c.text;
+                                 return true;
+                               })
+                    .is_ok());
+  }
+  auto par =
+      load_in_process(LoadOptions{.model_path = stories_path(), .num_ctx = 128, .num_parallel = 4}, kRef);
+  ASSERT_TRUE(par.ok()) << par.status().to_string();
+  std::vector<std::string> concurrent(prompts.size());
+  std::vector<Status> status(prompts.size());
+  std::vector<int64_t> prompt_counts(prompts.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    threads.emplace_back([&, i] {
+      status[i] = (*par)->complete(request(prompts[i]), [&, i](const CompletionChunk& c) {
+        concurrent[i] += c.text;
+        if (c.done) prompt_counts[i] = c.prompt_eval_count;
+        return true;
+      });
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_TRUE(status[i].is_ok()) << status[i].to_string();
+    EXPECT_EQ(concurrent[i], sequential[i]) << prompts[i];
+    EXPECT_GT(prompt_counts[i], 0);
+  }
+  EXPECT_EQ((*par)->facts().memory_bytes - seq_runner->facts().memory_bytes,
+            3 * (seq_runner->facts().memory_bytes - std::filesystem::file_size(stories_path())));
+
+  // A follow-up of the same prompt takes the slot that holds it: one token evaluated.
+  int64_t again = 0;
+  ASSERT_TRUE((*par)
+                  ->complete(request(prompts[2]),
+                             [&](const CompletionChunk& c) {
+                               if (c.done) again = c.prompt_eval_count;
+                               return true;
+                             })
+                  .is_ok());
+  EXPECT_EQ(again, 1);
 }
 
 TEST(InProcessRunner, LoadErrorsAreStatuses) {
@@ -184,6 +259,8 @@ TEST(InProcessRunner, LoadErrorsAreStatuses) {
   EXPECT_FALSE(r.ok());
   r = load_in_process(LoadOptions{.model_path = stories_path(), .adapter_paths = {"a.gguf"}}, kRef);
   EXPECT_EQ(r.status().code(), Code::kUnsupported);
+  r = load_in_process(LoadOptions{.model_path = stories_path(), .num_parallel = 0}, kRef);
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // The Runner: the one seam between the HTTP server (and CLI) and an inference engine. A
 // Runner owns one loaded model; the server never sees kernels, graphs or KV caches.
-// Invariants: a Runner is used by one request at a time (the server serialises calls);
-// complete() calls on_chunk in order, the last call has done=true (unless it returns an
-// error or is cancelled); returning false from on_chunk, or is_cancelled() turning true
-// (polled during prompt processing too), stops the work and complete() returns kCancelled.
+// Invariants: a Runner loaded with num_parallel N accepts up to N complete() calls at once
+// from different threads (the in-process runner decodes them together in shared batches;
+// further calls wait for a free slot); with N = 1 calls are served one at a time. embed(),
+// tokenize() and detokenize() may be called at any time. complete() calls on_chunk in order
+// on the calling thread, the last call has done=true (unless it returns an error or is
+// cancelled); returning false from on_chunk, or is_cancelled() turning true (polled during
+// prompt processing too), stops the work and complete() returns kCancelled.
 //   PADDOCK_ASSIGN(auto r, factory(LoadOptions{.model_path = blob}));
 //   PADDOCK_TRY(r->complete(req, [](const CompletionChunk& c) { return send(c.text); }));
 #pragma once
@@ -76,8 +79,11 @@ class Runner {
   virtual ~Runner() = default;
   virtual ModelFacts facts() const = 0;
   virtual Status complete(const CompletionRequest& request, const ChunkFn& on_chunk) = 0;
-  // truncate=false and a text longer than the context: kInvalidArgument
-  // "the input length exceeds the context length".
+  // One embedding per text: the final hidden states pooled as the model's pooling_type says
+  // (mean when it has none), not normalised (the server normalises). Texts are tokenized
+  // with BOS as the vocabulary says. A text longer than the context: truncate=true keeps its
+  // first num_ctx tokens; truncate=false is kInvalidArgument "the input length exceeds the
+  // context length".
   virtual Result<std::vector<Embedding>> embed(const std::vector<std::string>& texts, bool truncate) = 0;
   virtual Result<std::vector<int32_t>> tokenize(std::string_view text) = 0;
   virtual Result<std::string> detokenize(std::span<const int32_t> tokens) = 0;
@@ -88,6 +94,7 @@ struct LoadOptions {
   std::vector<std::string> adapter_paths, projector_paths;
   int64_t num_ctx = 0;  // 0 = the engine's default
   std::optional<int64_t> num_batch, num_thread, num_gpu;
+  int64_t num_parallel = 1;  // OLLAMA_NUM_PARALLEL: sequences decoded together, each with num_ctx cells
   bool use_mmap = true;
 };
 

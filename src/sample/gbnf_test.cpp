@@ -156,5 +156,83 @@ TEST(GrammarMatcher, AmbiguousGrammarStaysBounded) {
   EXPECT_TRUE(matches(*g, std::string(200, 'a')));
 }
 
+TEST(Utf8, DecodeRejectsOverlongSurrogatesAndOutOfRange) {
+  const auto ok = [](std::string_view bytes) {
+    std::vector<uint32_t> cps;
+    PartialUtf8 end;
+    return decode_utf8(bytes, PartialUtf8{}, &cps, &end);
+  };
+  for (const char* good : {"\x7F", "\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80",
+                           "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF", "\xE0\xA0", "\xF4\x8F"}) {
+    EXPECT_TRUE(ok(good)) << good;
+  }
+  // Overlongs (C0/C1 leads, E0 80-9F, F0 80-8F), surrogates (ED A0-BF), above U+10FFFF
+  // (F4 90+, F5-F7 leads), bytes never used (F8-FF), stray continuations: as soon as the
+  // prefix cannot complete, not only at the last byte.
+  for (const char* bad : {"\xC0\x80", "\xC1\xBB", "\xC1", "\xE0\x81\xBB", "\xE0\x9F", "\xF0\x80\x81\xBB",
+                          "\xF0\x8F", "\xED\xA0\x80", "\xED\xBF", "\xF4\x90\x80\x80", "\xF4\x90", "\xF5",
+                          "\xF7\xBF\xBF\xBF", "\xF8", "\xFF", "\x80", "a\xBF"}) {
+    EXPECT_FALSE(ok(bad)) << testing::PrintToString(std::string(bad));
+  }
+  // Split across tokens: the partial state carries the character's length.
+  std::vector<uint32_t> cps;
+  PartialUtf8 mid, end;
+  ASSERT_TRUE(decode_utf8("\xF0", PartialUtf8{}, &cps, &mid));
+  EXPECT_EQ(mid.len, 4);
+  EXPECT_FALSE(decode_utf8("\x8F", mid, &cps, &end));
+  ASSERT_TRUE(decode_utf8("\x9F\x98\x80", mid, &cps, &end));
+  EXPECT_EQ(cps, std::vector<uint32_t>{0x1F600});
+  EXPECT_EQ(end.remain, 0);
+}
+
+// An overlong encoding of an allowed ASCII character is not that character: "{" as C1 BB
+// (or E0 81 BB, F0 80 81 BB), whole or split over tokens, is rejected by every entry point.
+TEST(GrammarMatcher, OverlongUtf8NeverMatchesAscii) {
+  auto g = parse_gbnf(R"(root ::= "{" [a-z]* "}")");
+  ASSERT_TRUE(g.ok());
+  // 0: "{", 1-3: overlong "{", 4: C1 lead alone, 5: its continuation, 6: E0 lead alone,
+  // 7: F0 lead alone, 8: "}", 9: EOG.
+  GrammarVocab vocab(
+      {"{", "\xC1\xBB", "\xE0\x81\xBB", "\xF0\x80\x81\xBB", "\xC1", "\xBB", "\xE0", "\xF0", "}", "</s>"},
+      {9});
+  GrammarMatcher m(*g);
+  std::vector<uint8_t> mask;
+  m.allowed_tokens(vocab, &mask);
+  for (int32_t id = 1; id < vocab.size(); ++id) {
+    EXPECT_FALSE(m.allows_token(vocab, id)) << id;
+    EXPECT_EQ(mask[static_cast<size_t>(id)], 0) << id;
+  }
+  EXPECT_TRUE(m.allows_token(vocab, 0));
+  EXPECT_FALSE(m.accept_bytes("\xC1\xBB"));
+  EXPECT_FALSE(m.accept_bytes("\xC1"));
+  EXPECT_FALSE(m.accept_bytes("\xE0\x81"));
+  ASSERT_TRUE(m.accept_token(vocab, 0).is_ok());
+  m.allowed_tokens(vocab, &mask);
+  EXPECT_EQ(mask[8], 1);
+  for (int32_t id : {1, 2, 3, 4, 5, 6, 7}) EXPECT_EQ(mask[static_cast<size_t>(id)], 0) << id;
+}
+
+// Surrogates and code points past U+10FFFF are not characters, even where a negated class
+// would take any code point; their neighbours are.
+TEST(GrammarMatcher, SurrogatesAndOutOfRangeAreRejectedByNegatedClasses) {
+  auto g = parse_gbnf(R"(root ::= [^a]*)");
+  ASSERT_TRUE(g.ok());
+  for (const char* good : {"\xED\x9F\xBF", "\xEE\x80\x80", "\xF4\x8F\xBF\xBF", "\xC2\xA9"}) {
+    EXPECT_TRUE(matches(*g, good)) << testing::PrintToString(std::string(good));
+  }
+  for (const char* bad :
+       {"\xED\xA0\x80", "\xED\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xC0\x80"}) {
+    EXPECT_FALSE(matches(*g, bad)) << testing::PrintToString(std::string(bad));
+  }
+  // A lead byte alone is allowed only when some well-formed completion is: ED can still
+  // become U+D000-U+D7FF, F4 U+100000-U+10FFFF, but C0 and F5 nothing.
+  GrammarVocab vocab({"\xED", "\xF4", "\xC0", "\xF5"}, {});
+  GrammarMatcher m(*g);
+  EXPECT_TRUE(m.allows_token(vocab, 0));
+  EXPECT_TRUE(m.allows_token(vocab, 1));
+  EXPECT_FALSE(m.allows_token(vocab, 2));
+  EXPECT_FALSE(m.allows_token(vocab, 3));
+}
+
 }  // namespace
 }  // namespace paddock::sample

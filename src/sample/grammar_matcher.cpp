@@ -3,6 +3,7 @@
 #include "sample/grammar_matcher.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace paddock::sample {
 namespace {
@@ -65,12 +66,39 @@ bool step(const std::vector<GrammarMatcher::Stack>& in, uint32_t c, const Gramma
   return !out->empty();
 }
 
+// The smallest code point a character of each length may encode (shorter ones are overlong).
+constexpr uint32_t kMinOfLength[5] = {0, 0, 0x80, 0x800, 0x10000};
+constexpr uint32_t kMaxCodePoint = 0x10FFFF;
+constexpr uint32_t kSurrogateLo = 0xD800, kSurrogateHi = 0xDFFF;
+
+// The well-formed code points a partial character can still complete to, as at most two
+// ranges around the surrogates; returns how many ranges there are (0: it cannot complete).
+int completions(PartialUtf8 p, std::pair<uint32_t, uint32_t> out[2]) {
+  const int shift = 6 * p.remain;
+  const uint64_t first = uint64_t{p.value} << shift;
+  const uint64_t lo = std::max<uint64_t>(first, kMinOfLength[p.len]);
+  const uint64_t hi = std::min<uint64_t>(first | ((uint64_t{1} << shift) - 1), kMaxCodePoint);
+  int n = 0;
+  if (lo <= hi && lo < kSurrogateLo)
+    out[n++] = {static_cast<uint32_t>(lo), static_cast<uint32_t>(std::min<uint64_t>(hi, kSurrogateLo - 1))};
+  if (lo <= hi && hi > kSurrogateHi)
+    out[n++] = {static_cast<uint32_t>(std::max<uint64_t>(lo, kSurrogateHi + 1)), static_cast<uint32_t>(hi)};
+  return n;
+}
+
+bool is_well_formed(uint32_t c, int len) {
+  return c >= kMinOfLength[len] && c <= kMaxCodePoint && (c < kSurrogateLo || c > kSurrogateHi);
+}
+
 bool partial_possible(const std::vector<GrammarMatcher::Stack>& stacks, PartialUtf8 p) {
   if (p.remain == 0) return true;
-  const uint32_t lo = p.value << (6 * p.remain);
-  const uint32_t hi = lo | ((uint32_t{1} << (6 * p.remain)) - 1);
+  std::pair<uint32_t, uint32_t> ranges[2];
+  const int n = completions(p, ranges);
   for (const auto& s : stacks) {
-    if (!s.empty() && char_set_intersects(s.back(), lo, hi)) return true;
+    if (s.empty()) continue;
+    for (int i = 0; i < n; ++i) {
+      if (char_set_intersects(s.back(), ranges[i].first, ranges[i].second)) return true;
+    }
   }
   return false;
 }
@@ -78,32 +106,35 @@ bool partial_possible(const std::vector<GrammarMatcher::Stack>& stacks, PartialU
 }  // namespace
 
 bool decode_utf8(std::string_view bytes, PartialUtf8 start, std::vector<uint32_t>* cps, PartialUtf8* end) {
-  uint32_t value = start.value;
-  int remain = start.remain;
+  PartialUtf8 p = start;
+  std::pair<uint32_t, uint32_t> ranges[2];
   for (char ch : bytes) {
     auto b = static_cast<uint8_t>(ch);
-    if (remain > 0) {
+    if (p.remain > 0) {
       if ((b & 0xC0) != 0x80) return false;
-      value = (value << 6) | (b & 0x3F);
-      if (--remain == 0) cps->push_back(value);
-      continue;
-    }
-    if (b < 0x80) {
+      p.value = (p.value << 6) | (b & 0x3F);
+      if (--p.remain == 0) {
+        if (!is_well_formed(p.value, p.len)) return false;
+        cps->push_back(p.value);
+        p = PartialUtf8{};
+        continue;
+      }
+    } else if (b < 0x80) {
       cps->push_back(b);
+      continue;
     } else if ((b & 0xE0) == 0xC0) {
-      value = b & 0x1F;
-      remain = 1;
+      p = PartialUtf8{uint32_t{b} & 0x1F, 1, 2};
     } else if ((b & 0xF0) == 0xE0) {
-      value = b & 0x0F;
-      remain = 2;
+      p = PartialUtf8{uint32_t{b} & 0x0F, 2, 3};
     } else if ((b & 0xF8) == 0xF0) {
-      value = b & 0x07;
-      remain = 3;
+      p = PartialUtf8{uint32_t{b} & 0x07, 3, 4};
     } else {
       return false;
     }
+    // Reject a prefix as soon as no continuation can make it well-formed.
+    if (completions(p, ranges) == 0) return false;
   }
-  *end = PartialUtf8{remain > 0 ? value : 0, remain};
+  *end = p;
   return true;
 }
 
@@ -135,6 +166,38 @@ GrammarVocab::GrammarVocab(std::vector<std::string> pieces, const std::vector<in
     if (std::lexicographical_compare(db.cps, db.cps + db.n, da.cps, da.cps + da.n)) return false;
     return a < b;
   });
+  for (int32_t id = 0; id < size(); ++id) {
+    if (is_eog(id)) eog_ids_.push_back(id);
+  }
+  trie_nodes_.emplace_back();
+  build_trie(0, 0, trie_order_.size(), 0);
+}
+
+void GrammarVocab::build_trie(uint32_t node, size_t lo, size_t hi, size_t depth) {
+  // Sorted order puts the tokens that end at this depth first, then one run per next code point.
+  size_t i = lo;
+  const auto ends_begin = static_cast<uint32_t>(trie_ends_.size());
+  for (; i < hi && decoded(trie_order_[i]).n == depth; ++i) trie_ends_.push_back(trie_order_[i]);
+  trie_nodes_[node].ends_begin = ends_begin;
+  trie_nodes_[node].ends_end = static_cast<uint32_t>(trie_ends_.size());
+  std::vector<std::pair<size_t, size_t>> runs;
+  while (i < hi) {
+    const uint32_t c = decoded(trie_order_[i]).cps[depth];
+    size_t j = i + 1;
+    while (j < hi && decoded(trie_order_[j]).cps[depth] == c) ++j;
+    runs.emplace_back(i, j);
+    i = j;
+  }
+  const auto first = static_cast<uint32_t>(trie_nodes_.size());
+  trie_nodes_[node].children_begin = first;
+  trie_nodes_[node].children_end = first + static_cast<uint32_t>(runs.size());
+  for (const auto& [b, e] : runs) {
+    TrieNode child;
+    child.cp = decoded(trie_order_[b]).cps[depth];
+    trie_nodes_.push_back(child);
+  }
+  for (size_t k = 0; k < runs.size(); ++k)
+    build_trie(first + static_cast<uint32_t>(k), runs[k].first, runs[k].second, depth + 1);
 }
 
 GrammarVocab::Decoded GrammarVocab::decoded(int32_t id) const {
@@ -199,33 +262,23 @@ void GrammarMatcher::allowed_tokens(const GrammarVocab& vocab, std::vector<uint8
     return;
   }
   if (can_end()) {
-    for (int32_t id = 0; id < vocab.size(); ++id) {
-      if (vocab.is_eog(id)) (*allowed)[static_cast<size_t>(id)] = 1;
-    }
+    for (const int32_t id : vocab.eog_ids()) (*allowed)[static_cast<size_t>(id)] = 1;
   }
-  walk(vocab, 0, vocab.trie_order().size(), 0, state_, allowed);
+  walk(vocab, vocab.trie_nodes()[0], state_, allowed);
 }
 
-// Tokens trie_order()[lo, hi) share their first `depth` code points, which led to `state`.
-void GrammarMatcher::walk(const GrammarVocab& vocab, size_t lo, size_t hi, size_t depth, uint32_t state,
+// The tokens below `node` share the prefix that led to `state`.
+void GrammarMatcher::walk(const GrammarVocab& vocab, const GrammarVocab::TrieNode& node, uint32_t state,
                           std::vector<uint8_t>* allowed) const {
-  const std::vector<int32_t>& order = vocab.trie_order();
-  size_t i = lo;
-  while (i < hi) {
-    const GrammarVocab::Decoded d = vocab.decoded(order[i]);
-    if (d.n == depth) {  // the token ends here (possibly inside a UTF-8 character)
-      if (depth > 0 || d.partial.remain > 0) {
-        (*allowed)[static_cast<size_t>(order[i])] = partial_possible(cache_.states[state], d.partial);
-      }
-      ++i;
-      continue;
-    }
-    const uint32_t c = d.cps[depth];
-    size_t j = i + 1;
-    while (j < hi && vocab.decoded(order[j]).cps[depth] == c) ++j;
-    const int64_t next = transition(state, c);
-    if (next >= 0) walk(vocab, i, j, depth + 1, static_cast<uint32_t>(next), allowed);
-    i = j;
+  const std::vector<int32_t>& ends = vocab.trie_ends();
+  for (uint32_t e = node.ends_begin; e < node.ends_end; ++e) {
+    const int32_t id = ends[e];
+    (*allowed)[static_cast<size_t>(id)] = partial_possible(cache_.states[state], vocab.decoded(id).partial);
+  }
+  const std::vector<GrammarVocab::TrieNode>& nodes = vocab.trie_nodes();
+  for (uint32_t c = node.children_begin; c < node.children_end; ++c) {
+    const int64_t next = transition(state, nodes[c].cp);
+    if (next >= 0) walk(vocab, nodes[c], static_cast<uint32_t>(next), allowed);
   }
 }
 

@@ -22,10 +22,13 @@
 namespace paddock::sample {
 
 // Bytes of a UTF-8 character that is not complete yet: `value` holds the bits seen so far,
-// `remain` the number of continuation bytes still to come.
+// `remain` the number of continuation bytes still to come, `len` the character's length in
+// bytes (2-4; 0 when complete). Only prefixes of well-formed characters are represented:
+// overlong encodings, surrogates and code points above U+10FFFF are malformed.
 struct PartialUtf8 {
   uint32_t value = 0;
   int remain = 0;
+  int len = 0;
 };
 
 // Token texts (what the tokenizer's piece(id) returns) and the end-of-generation ids.
@@ -46,10 +49,27 @@ class GrammarVocab {
   };
   Decoded decoded(int32_t id) const;
   // Ids of valid, non-empty, non-EOG tokens sorted by code points: tokens sharing a prefix
-  // are contiguous, so the array can be walked as a trie.
+  // are contiguous.
   const std::vector<int32_t>& trie_order() const { return trie_order_; }
+  const std::vector<int32_t>& eog_ids() const { return eog_ids_; }
+
+  // The tokens of trie_order() as a trie over their code points, built once per vocabulary:
+  // a node is a shared prefix, its children are contiguous in trie_nodes(), and the tokens
+  // whose code points end at it (possibly inside a UTF-8 character) are listed in
+  // trie_ends(). Node 0 is the root (the empty prefix). A walk skips a rejected child with
+  // every token below it in O(1), instead of scanning them.
+  struct TrieNode {
+    uint32_t cp = 0;                                // the code point from the parent
+    uint32_t children_begin = 0, children_end = 0;  // into trie_nodes()
+    uint32_t ends_begin = 0, ends_end = 0;          // into trie_ends()
+  };
+  const std::vector<TrieNode>& trie_nodes() const { return trie_nodes_; }
+  const std::vector<int32_t>& trie_ends() const { return trie_ends_; }
 
  private:
+  // Fills node `node` from trie_order_[lo, hi), whose tokens share their first `depth` code points.
+  void build_trie(uint32_t node, size_t lo, size_t hi, size_t depth);
+
   std::vector<std::string> pieces_;
   std::vector<bool> eog_;
   std::vector<uint32_t> cps_;      // all tokens' code points, back to back
@@ -57,6 +77,9 @@ class GrammarVocab {
   std::vector<PartialUtf8> partial_;
   std::vector<bool> valid_;
   std::vector<int32_t> trie_order_;
+  std::vector<int32_t> eog_ids_;
+  std::vector<TrieNode> trie_nodes_;
+  std::vector<int32_t> trie_ends_;
 };
 
 class GrammarMatcher {
@@ -96,7 +119,7 @@ class GrammarMatcher {
   uint32_t intern(StackSet s) const;
   int64_t transition(uint32_t state, uint32_t c) const;
   void trim_cache() const;  // starts over when the cache is too large, keeping the current state
-  void walk(const GrammarVocab& vocab, size_t lo, size_t hi, size_t depth, uint32_t state,
+  void walk(const GrammarVocab& vocab, const GrammarVocab::TrieNode& node, uint32_t state,
             std::vector<uint8_t>* allowed) const;
   // State after consuming `cps` then checking that `partial` can still continue; -1 if rejected.
   int64_t advance(const uint32_t* cps, size_t n, PartialUtf8 partial) const;
@@ -107,7 +130,8 @@ class GrammarMatcher {
   PartialUtf8 partial_;
 };
 
-// Decodes bytes that continue `start`; returns false for malformed UTF-8.
+// Decodes bytes that continue `start`; returns false for malformed UTF-8, including a
+// prefix no continuation can make well-formed (C0, E0 80, ED A0, F4 90, F5...).
 bool decode_utf8(std::string_view bytes, PartialUtf8 start, std::vector<uint32_t>* cps, PartialUtf8* end);
 
 }  // namespace paddock::sample

@@ -97,11 +97,11 @@ void Sampler::build_candidates(std::span<const float> logits) {
 Status Sampler::apply_grammar(size_t need) {
   auto& v = candidates_.items;
   std::vector<TokenData> allowed;
-  // Lazy phase: the best kLazyChecks candidates, checked one by one.
+  // Lazy phase: the best kLazyChecks candidates, checked one by one. partial_sort is a heap
+  // selection: after the first few hundred, most of the vocabulary fails one comparison
+  // with the heap's top, which is several times cheaper than nth_element's partitioning.
   const size_t head = std::min(v.size(), kLazyChecks);
-  if (head < v.size())
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head), v.end(), better);
-  std::sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head), better);
+  std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head), v.end(), better);
   for (size_t i = 0; i < head && allowed.size() < need; ++i) {
     if (matcher_->allows_token(*grammar_->vocab, v[i].id)) allowed.push_back(v[i]);
   }

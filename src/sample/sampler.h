@@ -32,7 +32,7 @@ struct SamplerParams {
   float top_p = 0.9f;
   float min_p = 0.0f;
   float typical_p = 1.0f;
-  int32_t repeat_last_n = 64;  // 0 = off; -1 = every token seen (the engine passes num_ctx's worth)
+  int32_t repeat_last_n = 64;   // 0 = off; -1 = every token seen (the engine passes num_ctx's worth)
   float repeat_penalty = 1.0f;  // api.DefaultOptions() of current Ollama
   float presence_penalty = 0.0f;
   float frequency_penalty = 0.0f;

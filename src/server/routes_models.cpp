@@ -293,14 +293,7 @@ HttpResponse Api::create(const HttpRequest& http, const PathParams&) {
     send(Json{{"status", "success"}});
     return Status::ok();
   };
-  if (req->stream) return ndjson_stream(run);
-  Json last;
-  const Status s = run([&](const Json& j) {
-    last = j;
-    return true;
-  });
-  if (!s.is_ok()) return error_response(s);
-  return json_response(200, last);
+  return progress_response(req->stream, run);
 }
 
 }  // namespace paddock::server

@@ -1,7 +1,8 @@
 // Causal attention with grouped KV heads and online softmax (one pass over the visible cells,
 // rescaling the running sum and output when the maximum grows), so no score vector is
 // stored. Work is split over (token, kv head) pairs: the query heads that share a kv head
-// are processed together, so each K/V row is read and converted from F16 once per group.
+// are processed together, so each K/V row is read and converted from F16 (or dequantized
+// from Q8_0 / Q4_0 with the quant table's functions) once per group.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "backend/cpu/dot.h"
 #include "backend/cpu/ops.h"
 #include "base/check.h"
+#include "quant/quant.h"
 
 namespace paddock::cpu {
 
@@ -39,7 +41,9 @@ void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorVi
   const int64_t d_v = v.ne[0];
   PADDOCK_CHECK(q.type == DType::kF32 && q.nb[0] == sizeof(float));
   PADDOCK_CHECK(k.ne[0] == d_k && v.ne[1] == n_head_kv && v.ne[2] == n_kv);
-  PADDOCK_CHECK(k.type == v.type && (k.type == DType::kF32 || k.type == DType::kF16));
+  PADDOCK_CHECK(k.type == v.type && (k.type == DType::kF32 || k.type == DType::kF16 ||
+                                     k.type == DType::kQ8_0 || k.type == DType::kQ4_0));
+  PADDOCK_CHECK(d_k % dtype_info(k.type).block_size == 0 && d_v % dtype_info(v.type).block_size == 0);
   PADDOCK_CHECK(k.nb[0] == dtype_info(k.type).type_size && v.nb[0] == dtype_info(v.type).type_size);
   PADDOCK_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0);
   PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == n_tokens);
@@ -48,6 +52,7 @@ void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorVi
   const int64_t group = n_head / n_head_kv;
   const bool f16 = k.type == DType::kF16;
   const HalfToFloatFn to_float = half_to_float_kernel(isa);
+  const QuantOps* quant = k.type == DType::kF32 || f16 ? nullptr : quant_ops(k.type);
 
   pool.parallel_for(n_tokens * n_head_kv, [&](int64_t begin, int64_t end, int) {
     std::vector<float> kbuf(static_cast<size_t>(d_k));
@@ -67,6 +72,11 @@ void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorVi
         if (f16) {
           to_float(reinterpret_cast<const uint16_t*>(k.row(hk, j)), kbuf.data(), d_k);
           to_float(reinterpret_cast<const uint16_t*>(v.row(hk, j)), vbuf.data(), d_v);
+          krow = kbuf.data();
+          vrow = vbuf.data();
+        } else if (quant != nullptr) {
+          quant->dequantize_row(k.row(hk, j), kbuf.data(), d_k);
+          quant->dequantize_row(v.row(hk, j), vbuf.data(), d_v);
           krow = kbuf.data();
           vrow = vbuf.data();
         }

@@ -98,8 +98,26 @@ PADDOCK_TARGET_AVX2 void q8_0_n(int64_t n, const void* x, const void* y, size_t 
     yb[j] = reinterpret_cast<const BlockQ8_0*>(column(y, ys, j));
     acc[j] = _mm256_setzero_ps();
   }
+  // Even and odd blocks go to separate accumulators, so decode is not bound by the latency
+  // of one FMA chain (a Q8_0 block is only a few instructions of work).
+  __m256 acc_odd[NY];
+  for (int j = 0; j < NY; ++j) acc_odd[j] = _mm256_setzero_ps();
   const int64_t nb = n / kQK8_0;
-  for (int64_t i = 0; i < nb; ++i) {
+  int64_t i = 0;
+  for (; i + 1 < nb; i += 2) {
+    const __m256i q0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[i].qs));
+    const __m256i q1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[i + 1].qs));
+    const float dx0 = half(xb[i].d);
+    const float dx1 = half(xb[i + 1].d);
+    for (int j = 0; j < NY; ++j) {
+      const __m256i p0 = dot_i8(q0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb[j][i].qs)));
+      const __m256i p1 = dot_i8(q1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb[j][i + 1].qs)));
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx0 * half(yb[j][i].d)), _mm256_cvtepi32_ps(p0), acc[j]);
+      acc_odd[j] =
+          _mm256_fmadd_ps(_mm256_set1_ps(dx1 * half(yb[j][i + 1].d)), _mm256_cvtepi32_ps(p1), acc_odd[j]);
+    }
+  }
+  if (i < nb) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[i].qs));
     const float dx = half(xb[i].d);
     for (int j = 0; j < NY; ++j) {
@@ -107,7 +125,7 @@ PADDOCK_TARGET_AVX2 void q8_0_n(int64_t n, const void* x, const void* y, size_t 
       acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * half(yb[j][i].d)), _mm256_cvtepi32_ps(p), acc[j]);
     }
   }
-  for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
+  for (int j = 0; j < NY; ++j) out[j] = hsum(_mm256_add_ps(acc[j], acc_odd[j]));
 }
 
 template <int NY>
@@ -132,17 +150,17 @@ PADDOCK_TARGET_AVX2 void q4_0_n(int64_t n, const void* x, const void* y, size_t 
 }
 
 // Q4_K: value = d * sc * q - dmin * mn per group of 32; the min term uses the activations'
-// per-16 sums (bsums), so the inner loop is a pure unsigned x signed byte dot.
+// per-16 sums (bsums), so the inner loop is a pure unsigned x signed byte dot. Groups go in
+// the outer loop and columns in the inner one, so the live registers stay few (one int32
+// sum and one float accumulator per column) and nothing spills with 4 columns.
 template <int NY>
 PADDOCK_TARGET_AVX2 void q4_K_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
   const BlockQ4_K* xb = static_cast<const BlockQ4_K*>(x);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  __m128 mins[NY];
   for (int j = 0; j < NY; ++j) {
     yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
     acc[j] = _mm256_setzero_ps();
-    mins[j] = _mm_setzero_ps();
   }
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const int64_t nb = n / kQK_K;
@@ -151,91 +169,93 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t n, const void* x, const void* y, size_t 
     uint8_t sc[8], mn[8];
     detail::unpack_scales_k4(b.scales, sc, mn);
     const __m128i mins16 = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
-    __m256i lo[4], hi[4];
-    for (int c = 0; c < 4; ++c) {
-      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
-      lo[c] = _mm256_and_si256(raw, m4);
-      hi[c] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
-    }
+    const __m256i sc16 =
+        _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc))));
     const float d = half(b.d);
     const float dmin = half(b.dmin);
+    __m256i sumi[NY];
+    for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
+      const __m256i lo = _mm256_and_si256(raw, m4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+      const __m256i sl = detail::broadcast_i16_avx2(sc16, 2 * c);
+      const __m256i sh = detail::broadcast_i16_avx2(sc16, 2 * c + 1);
+      for (int j = 0; j < NY; ++j) {
+        const __m256i yl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb[j][i].qs + 64 * c));
+        const __m256i yh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb[j][i].qs + 64 * c + 32));
+        const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, yl), sl);
+        const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, yh), sh);
+        sumi[j] = _mm256_add_epi32(sumi[j], _mm256_add_epi32(pl, ph));
+      }
+    }
     for (int j = 0; j < NY; ++j) {
       const BlockQ8_K& a = yb[j][i];
       // Sums of 32 activations (adjacent bsums) times the group mins: 4 int32 lanes.
       const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums)),
                                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8)));
-      const __m128i summ = _mm_madd_epi16(mins16, bs);
-      __m256i sumi = _mm256_setzero_si256();
-      for (int c = 0; c < 4; ++c) {
-        const __m256i yl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + 64 * c));
-        const __m256i yh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + 64 * c + 32));
-        const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(lo[c], yl), _mm256_set1_epi16(sc[2 * c]));
-        const __m256i ph =
-            _mm256_madd_epi16(_mm256_maddubs_epi16(hi[c], yh), _mm256_set1_epi16(sc[2 * c + 1]));
-        sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(pl, ph));
-      }
-      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(sumi), acc[j]);
-      mins[j] = _mm_fmadd_ps(_mm_set1_ps(dmin * a.d), _mm_cvtepi32_ps(summ), mins[j]);
+      const __m256i summ = _mm256_set_m128i(_mm_setzero_si128(), _mm_madd_epi16(mins16, bs));
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+      acc[j] = _mm256_fnmadd_ps(_mm256_set1_ps(dmin * a.d), _mm256_cvtepi32_ps(summ), acc[j]);
     }
   }
-  for (int j = 0; j < NY; ++j) {
-    __m128 m = _mm_add_ps(mins[j], _mm_movehl_ps(mins[j], mins[j]));
-    m = _mm_add_ss(m, _mm_movehdup_ps(m));
-    out[j] = hsum(acc[j]) - _mm_cvtss_f32(m);
-  }
+  for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
 }
 
-// Q6_K: q in 0..63 with value d * sc * (q - 32). The -32 is applied once per super-block
-// through the activations' per-16 sums: group g of 16 elements has scale sc[g].
+// Q6_K: q in 0..63 with value d * sc * (q - 32). Group g of 16 elements has scale sc[g]; the
+// -32 is folded into the int32 sum as 32 * sc[g] * bsum[g] (the activations' per-16 sums),
+// so each super-block ends in one float FMA.
 template <int NY>
 PADDOCK_TARGET_AVX2 void q6_K_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
   const BlockQ6_K* xb = static_cast<const BlockQ6_K*>(x);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  float offsets[NY];
   for (int j = 0; j < NY; ++j) {
     yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
     acc[j] = _mm256_setzero_ps();
-    offsets[j] = 0.0f;
   }
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i m2 = _mm256_set1_epi8(0x30);
   const int64_t nb = n / kQK_K;
   for (int64_t i = 0; i < nb; ++i) {
     const BlockQ6_K& b = xb[i];
-    __m256i q[8];    // 8 runs of 32 elements, in element order
-    __m256i scv[8];  // the two scales of each run, as int16 (first 16 elements, next 16)
+    const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+    const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+    __m256i sumi[NY];
+    for (int j = 0; j < NY; ++j) {
+      const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb[j][i].bsums));
+      sumi[j] =
+          _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc16, bsums), 5));
+    }
+    // Each half of the block: 64 bytes of low nibbles and 32 of high bits give 4 runs of 32.
     for (int h = 0; h < 2; ++h) {
       const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h));
       const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h + 32));
       const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h));
-      q[4 * h + 0] =
-          _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m2));
-      q[4 * h + 1] =
-          _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m2));
-      q[4 * h + 2] =
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m2));
-      q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                     _mm256_and_si256(_mm256_srli_epi16(qh, 2), m2));
-    }
-    for (int r = 0; r < 8; ++r) {
-      scv[r] = _mm256_set_m128i(_mm_set1_epi16(b.scales[2 * r + 1]), _mm_set1_epi16(b.scales[2 * r]));
+      for (int k = 0; k < 4; ++k) {
+        const __m256i low = k == 0   ? _mm256_and_si256(l0, m4)
+                            : k == 1 ? _mm256_and_si256(l1, m4)
+                            : k == 2 ? _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4)
+                                     : _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4);
+        const __m256i high = k == 0   ? _mm256_slli_epi16(qh, 4)
+                             : k == 1 ? _mm256_slli_epi16(qh, 2)
+                             : k == 2 ? qh
+                                      : _mm256_srli_epi16(qh, 2);
+        const __m256i q = _mm256_or_si256(low, _mm256_and_si256(high, m2));
+        const __m256i scale = detail::run_scales_avx2(sc8, 4 * h + k);
+        for (int j = 0; j < NY; ++j) {
+          const __m256i ya =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb[j][i].qs + 128 * h + 32 * k));
+          sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(_mm256_maddubs_epi16(q, ya), scale));
+        }
+      }
     }
     const float d = half(b.d);
     for (int j = 0; j < NY; ++j) {
-      const BlockQ8_K& a = yb[j][i];
-      int32_t offset = 0;
-      for (int g = 0; g < 16; ++g) offset += b.scales[g] * a.bsums[g];
-      __m256i sumi = _mm256_setzero_si256();
-      for (int r = 0; r < 8; ++r) {
-        const __m256i ya = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + 32 * r));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(q[r], ya), scv[r]));
-      }
-      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(sumi), acc[j]);
-      offsets[j] += d * a.d * static_cast<float>(32 * offset);
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * yb[j][i].d), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
     }
   }
-  for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]) - offsets[j];
+  for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
 }
 
 PADDOCK_TARGET_AVX2 void half_to_float(const uint16_t* src, float* dst, int64_t n) {

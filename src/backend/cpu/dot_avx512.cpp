@@ -46,16 +46,16 @@ PADDOCK_TARGET_AVX512 void q8_0_n(int64_t n, const void* x, const void* y, size_
   for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
 }
 
+// Q4_K as in dot_avx2.cpp (groups outer, columns inner; mins through bsums), with dpbusd for
+// the byte dots and the group scale applied to the int32 sums.
 template <int NY>
 PADDOCK_TARGET_AVX512 void q4_K_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
   const BlockQ4_K* xb = static_cast<const BlockQ4_K*>(x);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  __m128 mins[NY];
   for (int j = 0; j < NY; ++j) {
     yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
     acc[j] = _mm256_setzero_ps();
-    mins[j] = _mm_setzero_ps();
   }
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const int64_t nb = n / kQK_K;
@@ -64,50 +64,48 @@ PADDOCK_TARGET_AVX512 void q4_K_n(int64_t n, const void* x, const void* y, size_
     uint8_t sc[8], mn[8];
     detail::unpack_scales_k4(b.scales, sc, mn);
     const __m128i mins16 = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
-    __m256i lo[4], hi[4];
-    for (int c = 0; c < 4; ++c) {
-      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
-      lo[c] = _mm256_and_si256(raw, m4);
-      hi[c] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
-    }
+    const __m256i sc32 = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc)));
     const float d = half(b.d);
     const float dmin = half(b.dmin);
+    __m256i sumi[NY];
+    for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
+      const __m256i lo = _mm256_and_si256(raw, m4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+      const __m256i sl = _mm256_permutevar8x32_epi32(sc32, _mm256_set1_epi32(2 * c));
+      const __m256i sh = _mm256_permutevar8x32_epi32(sc32, _mm256_set1_epi32(2 * c + 1));
+      for (int j = 0; j < NY; ++j) {
+        const __m256i yl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb[j][i].qs + 64 * c));
+        const __m256i yh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb[j][i].qs + 64 * c + 32));
+        const __m256i pl = _mm256_dpbusd_epi32(_mm256_setzero_si256(), lo, yl);
+        const __m256i ph = _mm256_dpbusd_epi32(_mm256_setzero_si256(), hi, yh);
+        sumi[j] = _mm256_add_epi32(sumi[j], _mm256_mullo_epi32(pl, sl));
+        sumi[j] = _mm256_add_epi32(sumi[j], _mm256_mullo_epi32(ph, sh));
+      }
+    }
     for (int j = 0; j < NY; ++j) {
       const BlockQ8_K& a = yb[j][i];
       // Sums of 32 activations (adjacent bsums) times the group mins: 4 int32 lanes.
       const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums)),
                                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8)));
-      const __m128i summ = _mm_madd_epi16(mins16, bs);
-      __m256i sumi = _mm256_setzero_si256();
-      for (int c = 0; c < 4; ++c) {
-        const __m256i yl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + 64 * c));
-        const __m256i yh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + 64 * c + 32));
-        const __m256i pl = _mm256_dpbusd_epi32(_mm256_setzero_si256(), lo[c], yl);
-        const __m256i ph = _mm256_dpbusd_epi32(_mm256_setzero_si256(), hi[c], yh);
-        sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(pl, _mm256_set1_epi32(sc[2 * c])));
-        sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(ph, _mm256_set1_epi32(sc[2 * c + 1])));
-      }
-      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(sumi), acc[j]);
-      mins[j] = _mm_fmadd_ps(_mm_set1_ps(dmin * a.d), _mm_cvtepi32_ps(summ), mins[j]);
+      const __m256i summ = _mm256_set_m128i(_mm_setzero_si128(), _mm_madd_epi16(mins16, bs));
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+      acc[j] = _mm256_fnmadd_ps(_mm256_set1_ps(dmin * a.d), _mm256_cvtepi32_ps(summ), acc[j]);
     }
   }
-  for (int j = 0; j < NY; ++j) {
-    __m128 m = _mm_add_ps(mins[j], _mm_movehl_ps(mins[j], mins[j]));
-    m = _mm_add_ss(m, _mm_movehdup_ps(m));
-    out[j] = hsum(acc[j]) - _mm_cvtss_f32(m);
-  }
+  for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
 }
 
+// Q6_K as in dot_avx2.cpp: the -32 is folded into the int32 sum as 32 * sc[g] * bsum[g].
 template <int NY>
 PADDOCK_TARGET_AVX512 void q6_K_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
   const BlockQ6_K* xb = static_cast<const BlockQ6_K*>(x);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  float offsets[NY];
   for (int j = 0; j < NY; ++j) {
     yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
     acc[j] = _mm256_setzero_ps();
-    offsets[j] = 0.0f;
   }
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i m2 = _mm256_set1_epi8(0x30);
@@ -129,25 +127,27 @@ PADDOCK_TARGET_AVX512 void q6_K_n(int64_t n, const void* x, const void* y, size_
       q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
                                      _mm256_and_si256(_mm256_srli_epi16(qh, 2), m2));
     }
+    const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+    const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
     for (int r = 0; r < 8; ++r) {
-      scv[r] = _mm256_set_m128i(_mm_set1_epi32(b.scales[2 * r + 1]), _mm_set1_epi32(b.scales[2 * r]));
+      const __m128i mask = _mm_set_epi32(0, 0, 0x01010101 * (2 * r + 1), 0x01010101 * (2 * r));
+      scv[r] = _mm256_cvtepi8_epi32(_mm_shuffle_epi8(sc8, mask));
     }
     const float d = half(b.d);
     for (int j = 0; j < NY; ++j) {
       const BlockQ8_K& a = yb[j][i];
-      int32_t offset = 0;
-      for (int g = 0; g < 16; ++g) offset += b.scales[g] * a.bsums[g];
-      __m256i sumi = _mm256_setzero_si256();
+      const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.bsums));
+      __m256i sumi =
+          _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc16, bsums), 5));
       for (int r = 0; r < 8; ++r) {
         const __m256i ya = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + 32 * r));
         const __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q[r], ya);
         sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p, scv[r]));
       }
       acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(sumi), acc[j]);
-      offsets[j] += d * a.d * static_cast<float>(32 * offset);
     }
   }
-  for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]) - offsets[j];
+  for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
 }
 
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX512, q8_0)

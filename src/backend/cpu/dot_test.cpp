@@ -1,5 +1,5 @@
 // Every dot kernel of every ISA path against the quant table's reference vec_dot, for every
-// compute type, odd block counts and 1..4 columns.
+// compute type, odd block counts and 1..kMaxCols columns.
 #include <gtest/gtest.h>
 
 #include <cmath>

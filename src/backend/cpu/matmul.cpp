@@ -1,11 +1,11 @@
 // mul_mat and get_rows: the ops that read weights. mul_mat quantizes every activation column
-// once to the weight type's vec_dot_type, then each thread takes a contiguous range of weight
-// rows. Within it, rows go in tiles of kRowTile and columns in groups of kMaxCols, so a tile
-// of weight rows stays in L1/L2 while every column group streams past it, and each weight
-// block is unpacked once per column group (dot.h).
+// once to the weight type's vec_dot_type (act_quant.h), then splits the output into (tile of
+// kRowTile weight rows) x (block of kColBlock columns) work items that threads claim one at a
+// time. Within an item, columns go in groups of kMaxCols past each row of the tile, so the
+// tile stays in L1/L2 and each weight block is unpacked once per column group (dot.h).
 #include <algorithm>
-#include <vector>
 
+#include "backend/cpu/act_quant.h"
 #include "backend/cpu/dot.h"
 #include "backend/cpu/ops.h"
 #include "base/check.h"
@@ -15,7 +15,10 @@ namespace paddock::cpu {
 
 namespace {
 
+// A row tile's weights (32 rows of a 2048-wide Q4_K matrix: 37 KB) stay in L1/L2 while the
+// column groups of a block pass over them; a block of 64 Q8_K columns of 2048 is 150 KB (L2).
 constexpr int64_t kRowTile = 32;
+constexpr int64_t kColBlock = 64;
 
 // Column c of a [K, n1, n2, n3] view, columns numbered i1 fastest.
 uint8_t* column_row(const TensorView& v, int64_t c) {
@@ -68,7 +71,7 @@ void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w
   const bool dequantize_first = !has_dot(w.type);
   const auto dequantize = quant_ops(w.type)->dequantize_row;
   const DType act_type = dequantize_first ? DType::kF32 : quant_ops(w.type)->vec_dot_type;
-  const auto quantize = quant_ops(act_type)->quantize_row;
+  const ActQuantFn quantize = act_quantizer(isa, act_type);
   const DotFn dot = dot_kernel(isa, dequantize_first ? DType::kF32 : w.type);
   const size_t act_row = dtype_row_bytes(act_type, k);
   const int64_t ncols = x.ne[1] * x.ne[2] * x.ne[3];
@@ -82,21 +85,39 @@ void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w
     }
   });
 
-  pool.parallel_for(m, [&](int64_t b, int64_t e, int) {
+  // Work items are (row tile, column block) pairs, claimed dynamically; a column block's
+  // activations stay in L2 while the thread walks a row tile's weights over them.
+  // Decode (one column group): each thread streams long contiguous runs of rows, which the
+  // hardware prefetcher follows best, while about 4 chunks per thread still let a thread
+  // that is running take over from one the OS has paused.
+  int64_t row_tile = kRowTile;
+  if (ncols <= kMaxCols) {
+    const int64_t per_chunk = (m + 4 * pool.size() - 1) / (4 * pool.size());
+    row_tile = std::max(kRowTile, (per_chunk + kRowTile - 1) / kRowTile * kRowTile);
+  }
+  const int64_t row_tiles = (m + row_tile - 1) / row_tile;
+  const int64_t col_blocks = (ncols + kColBlock - 1) / kColBlock;
+  if (dequantize_first)
+    scratch.dequantized_rows.resize(static_cast<size_t>(k) * static_cast<size_t>(pool.size()));
+  pool.parallel_for_chunked(row_tiles * col_blocks, 1, [&](int64_t b, int64_t e, int thread) {
     float out[kMaxCols];
-    std::vector<float> row_f32(dequantize_first ? static_cast<size_t>(k) : 0);
-    for (int64_t r0 = b; r0 < e; r0 += kRowTile) {
-      const int64_t r1 = std::min(r0 + kRowTile, e);
-      for (int64_t c0 = 0; c0 < ncols; c0 += kMaxCols) {
-        const int ny = static_cast<int>(std::min<int64_t>(kMaxCols, ncols - c0));
+    float* row_f32 =
+        dequantize_first ? scratch.dequantized_rows.data() + static_cast<size_t>(k) * thread : nullptr;
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t r0 = (item % row_tiles) * row_tile;
+      const int64_t r1 = std::min(r0 + row_tile, m);
+      const int64_t cb0 = (item / row_tiles) * kColBlock;
+      const int64_t cb1 = std::min(cb0 + kColBlock, ncols);
+      for (int64_t c0 = cb0; c0 < cb1; c0 += kMaxCols) {
+        const int ny = static_cast<int>(std::min<int64_t>(kMaxCols, cb1 - c0));
         uint8_t* dst_cols[kMaxCols];
         for (int j = 0; j < ny; ++j) dst_cols[j] = column_row(dst, c0 + j);
         const uint8_t* y = act + act_row * static_cast<size_t>(c0);
         for (int64_t r = r0; r < r1; ++r) {
           const void* row = w.row(r);
           if (dequantize_first) {
-            dequantize(row, row_f32.data(), k);
-            row = row_f32.data();
+            dequantize(row, row_f32, k);
+            row = row_f32;
           }
           dot(k, row, y, act_row, ny, out);
           for (int j = 0; j < ny; ++j) *reinterpret_cast<float*>(dst_cols[j] + r * dst.nb[0]) = out[j];

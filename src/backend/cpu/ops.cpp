@@ -16,6 +16,21 @@ namespace {
 
 int64_t n_rows(const TensorView& v) { return v.ne[1] * v.ne[2] * v.ne[3]; }
 
+// Below this much work (elements x relative cost) an op runs on the calling thread: a decode
+// step's norms, ropes and adds take a microsecond or two, less than handing work to a worker
+// (and far less when the OS has given that worker's core to another process).
+constexpr int64_t kInlineWork = 1 << 15;
+
+// fn(begin, end, thread) over [0, rows), split across the pool unless the op is small.
+template <typename F>
+void for_rows(ThreadPool& pool, int64_t rows, int64_t work, F&& fn) {
+  if (work < kInlineWork) {
+    if (rows > 0) fn(0, rows, 0);
+    return;
+  }
+  pool.parallel_for(rows, fn);
+}
+
 // Row r of v, rows numbered i1 fastest.
 uint8_t* nth_row(const TensorView& v, int64_t r) {
   return v.row(r % v.ne[1], (r / v.ne[1]) % v.ne[2], r / (v.ne[1] * v.ne[2]));
@@ -29,7 +44,7 @@ void binary(ThreadPool& pool, const TensorView& a, const TensorView& b, const Te
   for (int d = 0; d < 4; ++d) PADDOCK_CHECK(b.ne[d] > 0 && a.ne[d] % b.ne[d] == 0);
   const bool dense = a.nb[0] == sizeof(float) && b.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float) &&
                      b.ne[0] == a.ne[0];
-  pool.parallel_for(n_rows(a), [&](int64_t begin, int64_t end, int) {
+  for_rows(pool, n_rows(a), a.n_elements(), [&](int64_t begin, int64_t end, int) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t i1 = r % a.ne[1];
       const int64_t i2 = (r / a.ne[1]) % a.ne[2];
@@ -94,7 +109,7 @@ void rms_norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView
   PADDOCK_CHECK(x.type == DType::kF32 && dst.type == DType::kF32 && x.same_shape(dst));
   PADDOCK_CHECK(x.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
   const int64_t n = x.ne[0];
-  pool.parallel_for(n_rows(x), [&](int64_t begin, int64_t end, int) {
+  for_rows(pool, n_rows(x), x.n_elements(), [&](int64_t begin, int64_t end, int) {
     for (int64_t r = begin; r < end; ++r) {
       const float* src = reinterpret_cast<const float*>(nth_row(x, r));
       float* out = reinterpret_cast<float*>(nth_row(dst, r));
@@ -111,7 +126,8 @@ void softmax(ThreadPool& pool, const TensorView& x, float scale, const TensorVie
   PADDOCK_CHECK(x.type == DType::kF32 && dst.type == DType::kF32 && x.same_shape(dst));
   PADDOCK_CHECK(x.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
   const int64_t n = x.ne[0];
-  pool.parallel_for(n_rows(x), [&](int64_t begin, int64_t end, int) {
+  // exp costs about ten adds
+  for_rows(pool, n_rows(x), 10 * x.n_elements(), [&](int64_t begin, int64_t end, int) {
     std::vector<float> tmp(static_cast<size_t>(n));
     for (int64_t r = begin; r < end; ++r) {
       const float* src = reinterpret_cast<const float*>(nth_row(x, r));
@@ -136,7 +152,7 @@ void swiglu(ThreadPool& pool, const TensorView& gate, const TensorView& up, cons
   PADDOCK_CHECK(gate.same_shape(up) && gate.same_shape(dst));
   PADDOCK_CHECK(gate.type == DType::kF32 && up.type == DType::kF32 && dst.type == DType::kF32);
   PADDOCK_CHECK(gate.nb[0] == sizeof(float) && up.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
-  pool.parallel_for(n_rows(gate), [&](int64_t begin, int64_t end, int) {
+  for_rows(pool, n_rows(gate), 10 * gate.n_elements(), [&](int64_t begin, int64_t end, int) {
     for (int64_t r = begin; r < end; ++r) {
       const float* g = reinterpret_cast<const float*>(nth_row(gate, r));
       const float* u = reinterpret_cast<const float*>(nth_row(up, r));
@@ -157,7 +173,7 @@ void rope(ThreadPool& pool, const TensorView& x, std::span<const int32_t> pos, c
   const int64_t n_head = x.ne[1];
   // Rows are (head, token) pairs; a thread rebuilds its angle cache when the token changes,
   // with the same repeated multiplication as ggml, so angles agree to the last bit.
-  pool.parallel_for(n_head * x.ne[2], [&](int64_t begin, int64_t end, int) {
+  for_rows(pool, n_head * x.ne[2], x.n_elements(), [&](int64_t begin, int64_t end, int) {
     std::vector<float> cos_cache(static_cast<size_t>(half));
     std::vector<float> sin_cache(static_cast<size_t>(half));
     int64_t cached_t = -1;
@@ -192,7 +208,7 @@ void copy(ThreadPool& pool, const TensorView& src, const TensorView& dst) {
   auto is_float = [](DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; };
   PADDOCK_CHECK_MSG(is_float(src.type) && is_float(dst.type), "copy supports F32, F16 and BF16");
   PADDOCK_CHECK(src.same_shape(dst));
-  pool.parallel_for(n_rows(src), [&](int64_t begin, int64_t end, int) {
+  for_rows(pool, n_rows(src), src.n_elements(), [&](int64_t begin, int64_t end, int) {
     for (int64_t r = begin; r < end; ++r) {
       const uint8_t* s = nth_row(src, r);
       uint8_t* d = nth_row(dst, r);

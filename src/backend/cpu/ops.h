@@ -16,6 +16,7 @@ namespace paddock::cpu {
 // Reused across calls so decode does not allocate per op.
 struct Scratch {
   std::vector<uint8_t> activations;
+  std::vector<float> dequantized_rows;  // one weight row per thread (dequantize-only types)
 };
 
 bool can_mul_mat(DType t);

@@ -37,6 +37,20 @@ inline void unpack_scales_k4(const uint8_t* q, uint8_t* sc, uint8_t* mn) {
   std::memcpy(mn, m, sizeof(m));
 }
 
+#if defined(PADDOCK_X86)
+// Q6_K: the int16 scale vector of run r (elements 32r..32r+31) from the 16 int8 scales: lanes
+// 0-7 (elements 32r..32r+15) hold sc[2r], lanes 8-15 hold sc[2r+1].
+PADDOCK_TARGET_AVX2 inline __m256i run_scales_avx2(__m128i sc8, int r) {
+  const __m128i mask = _mm_set_epi64x(0x0101010101010101LL * (2 * r + 1), 0x0101010101010101LL * (2 * r));
+  return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, mask));
+}
+
+// Every int16 lane of the result = int16 lane g (0..7) of each 128-bit half of v.
+PADDOCK_TARGET_AVX2 inline __m256i broadcast_i16_avx2(__m256i v, int g) {
+  return _mm256_shuffle_epi8(v, _mm256_set1_epi16(static_cast<int16_t>((2 * g) | ((2 * g + 1) << 8))));
+}
+#endif
+
 }  // namespace paddock::cpu::detail
 
 // Defines `name(n, x, y, y_stride, ny, out)` (a DotFn) over `name##_n<NY>` for NY = 1..4, so

@@ -1,5 +1,6 @@
-// Causal attention with grouped KV heads over a KV cache in F16 or F32: for every query
-// token and head, scores against the visible cells, a softmax, and the weighted sum of V.
+// Causal attention with grouped KV heads over a KV cache in F16, F32, Q8_0 or Q4_0: for
+// every query token and head, scores against the visible cells, a softmax, and the weighted
+// sum of V. Quantized K/V rows are dequantized with the quant table's reference functions.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -19,7 +20,9 @@ void attention(const TensorView& q, const TensorView& k, const TensorView& v, st
   const int64_t d_v = v.ne[0];
   PADDOCK_CHECK(q.type == DType::kF32 && q.nb[0] == sizeof(float));
   PADDOCK_CHECK(k.ne[0] == d_k && v.ne[1] == n_head_kv && v.ne[2] == n_kv);
-  PADDOCK_CHECK(k.type == v.type && (k.type == DType::kF32 || k.type == DType::kF16));
+  PADDOCK_CHECK(k.type == v.type && (k.type == DType::kF32 || k.type == DType::kF16 ||
+                                     k.type == DType::kQ8_0 || k.type == DType::kQ4_0));
+  PADDOCK_CHECK(d_k % dtype_info(k.type).block_size == 0 && d_v % dtype_info(v.type).block_size == 0);
   PADDOCK_CHECK(k.nb[0] == dtype_info(k.type).type_size && v.nb[0] == dtype_info(v.type).type_size);
   PADDOCK_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0);
   PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == n_tokens);

@@ -13,9 +13,9 @@ class LlamaModel final : public Model {
   LlamaModel(HParams hp, DecoderWeights w) : Model(std::move(hp)), w_(std::move(w)) {}
 
  protected:
-  TensorView compute(ForwardContext& c, std::span<const int32_t> tokens, bool all_logits) const override {
-    c.rope = rope_params(hp_, w_, RopeMode::kNormal);
-    return decoder_forward(c, tokens, w_, all_logits);  // [n_vocab, 1 or n_tokens]
+  RopeParams rope() const override { return rope_params(hp_, w_, RopeMode::kNormal); }
+  TensorView compute(ForwardContext& c, std::span<const int32_t> tokens) const override {
+    return decoder_forward(c, tokens, w_);  // [n_vocab or n_embd, n_out]
   }
 
  private:

@@ -1,0 +1,15 @@
+#include "backend/cpu/act_quant.h"
+
+#include "quant/quant.h"
+
+namespace paddock::cpu {
+
+ActQuantFn act_quantizer(CpuIsa isa, DType t) {
+  if (isa != CpuIsa::kScalar) {
+    if (const ActQuantFn f = act_quantizer_avx2(t)) return f;
+  }
+  const QuantOps* ops = quant_ops(t);
+  return ops != nullptr ? ops->quantize_row : nullptr;
+}
+
+}  // namespace paddock::cpu

@@ -1,0 +1,14 @@
+# The batched engine through the binary: `paddock eval --parallel 4` must match llama.cpp's
+# golden numbers like the one-prompt-at-a-time run (a float and a quantized model), and a
+# 4096-token generation with n_ctx 512 must run through context shifts. Label golden.
+set(_pd_eval_parallel_script ${CMAKE_CURRENT_LIST_DIR}/run_eval_parallel.sh)
+foreach(_pd_model stories260K tiny-qwen3-q8_0)
+  add_test(NAME golden_eval_parallel_${_pd_model}
+           COMMAND ${_pd_eval_parallel_script} $<TARGET_FILE:paddock> ${PADDOCK_FIXTURES_DIR} parallel ${_pd_model})
+  set_tests_properties(golden_eval_parallel_${_pd_model} PROPERTIES LABELS golden SKIP_RETURN_CODE 77
+                       ENVIRONMENT "PADDOCK_FIXTURES=${PADDOCK_FIXTURES_DIR}")
+endforeach()
+add_test(NAME golden_eval_context_shift
+         COMMAND ${_pd_eval_parallel_script} $<TARGET_FILE:paddock> ${PADDOCK_FIXTURES_DIR} shift stories260K)
+set_tests_properties(golden_eval_context_shift PROPERTIES LABELS golden SKIP_RETURN_CODE 77
+                     ENVIRONMENT "PADDOCK_FIXTURES=${PADDOCK_FIXTURES_DIR}")
