@@ -36,6 +36,8 @@ enum class ValueType : uint32_t {
 };
 // clang-format on
 std::string_view value_type_name(ValueType t);
+// Bytes of a scalar value in a file (1, 2, 4 or 8); 0 for strings and arrays.
+uint64_t scalar_bytes(ValueType t);
 
 // One metadata value. Scalars keep their GGUF type; integers are readable through as_i64 /
 // as_u64 when they fit. Arrays hold their element type and items (arrays of arrays allowed).

@@ -27,22 +27,9 @@ std::string quoted(std::string_view s) {
 
 // Smallest number of bytes one value of this type takes in a file (arrays: type + count).
 uint64_t min_encoded_size(ValueType t) {
-  switch (t) {
-    case ValueType::kU8:
-    case ValueType::kI8:
-    case ValueType::kBool: return 1;
-    case ValueType::kU16:
-    case ValueType::kI16: return 2;
-    case ValueType::kU32:
-    case ValueType::kI32:
-    case ValueType::kF32: return 4;
-    case ValueType::kU64:
-    case ValueType::kI64:
-    case ValueType::kF64:
-    case ValueType::kString: return 8;
-    case ValueType::kArray: return 12;
-  }
-  return 1;
+  if (t == ValueType::kString) return 8;
+  if (t == ValueType::kArray) return 12;
+  return std::max<uint64_t>(scalar_bytes(t), 1);
 }
 
 bool valid_value_type(uint32_t t) { return t <= static_cast<uint32_t>(ValueType::kF64); }

@@ -87,4 +87,23 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
+uint64_t scalar_bytes(ValueType t) {
+  switch (t) {
+    case ValueType::kU8:
+    case ValueType::kI8:
+    case ValueType::kBool: return 1;
+    case ValueType::kU16:
+    case ValueType::kI16: return 2;
+    case ValueType::kU32:
+    case ValueType::kI32:
+    case ValueType::kF32: return 4;
+    case ValueType::kU64:
+    case ValueType::kI64:
+    case ValueType::kF64: return 8;
+    case ValueType::kString:
+    case ValueType::kArray: return 0;
+  }
+  return 0;
+}
+
 }  // namespace paddock::gguf

@@ -47,27 +47,11 @@ bool is_float(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DTy
 
 // Bytes of one metadata value's payload as GGUF stores it (after the type tag).
 uint64_t payload_bytes(gguf::ValueType type, const gguf::Value& v) {
-  using gguf::ValueType;
-  switch (type) {
-    case ValueType::kU8:
-    case ValueType::kI8:
-    case ValueType::kBool: return 1;
-    case ValueType::kU16:
-    case ValueType::kI16: return 2;
-    case ValueType::kU32:
-    case ValueType::kI32:
-    case ValueType::kF32: return 4;
-    case ValueType::kU64:
-    case ValueType::kI64:
-    case ValueType::kF64: return 8;
-    case ValueType::kString: return 8 + v.s.size();
-    case ValueType::kArray: {
-      uint64_t n = 4 + 8;
-      for (const gguf::Value& item : v.items) n += payload_bytes(v.elem_type, item);
-      return n;
-    }
-  }
-  return 0;
+  if (type == gguf::ValueType::kString) return 8 + v.s.size();
+  if (type != gguf::ValueType::kArray) return gguf::scalar_bytes(type);
+  uint64_t n = 4 + 8;
+  for (const gguf::Value& item : v.items) n += payload_bytes(v.elem_type, item);
+  return n;
 }
 
 // The header the Writer emits for metadata only, without its trailing padding: magic,
