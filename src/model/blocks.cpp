@@ -14,6 +14,16 @@ TensorView Arena::f32(std::initializer_list<int64_t> ne) {
   return TensorView::contiguous(buf.data(), DType::kF32, ne);
 }
 
+void Arena::release_since(size_t mark, const TensorView& keep) {
+  for (size_t i = mark; i < bufs_.size(); ++i) {
+    if (bufs_[i].data() != keep.data) continue;
+    if (i != mark) bufs_[mark] = std::move(bufs_[i]);  // the data pointer (and `keep`) stays valid
+    bufs_.resize(mark + 1);
+    return;
+  }
+  bufs_.resize(mark);
+}
+
 Result<DecoderWeights> bind_decoder(const WeightBinder& b, HParams& hp, const DecoderOptions& opt) {
   DecoderWeights w;
   const std::string embd = "token_embd.weight";
@@ -160,10 +170,12 @@ TensorView decoder_forward(ForwardContext& c, std::span<const int32_t> tokens, c
   c.be.get_rows(w.tok_embd, tokens, x);
   for (int64_t il = 0; il < c.hp.n_layer; ++il) {
     const LayerWeights& lw = w.layers[il];
+    const size_t mark = c.arena.mark();
     TensorView a = attention(c, il, norm(c, x, lw.attn_norm), lw);   // [n_embd, n_tokens]
     TensorView ffn_inp = residual(c, x, a);                          // [n_embd, n_tokens]
     TensorView f = gated_ffn(c, norm(c, ffn_inp, lw.ffn_norm), lw);  // [n_embd, n_tokens]
     x = residual(c, ffn_inp, f);                                     // [n_embd, n_tokens]
+    c.arena.release_since(mark, x);
   }
   return lm_head(c, x, w);  // [n_vocab or n_embd, n_out]
 }

@@ -26,6 +26,10 @@ namespace paddock {
 class Arena {
  public:
   TensorView f32(std::initializer_list<int64_t> ne);
+  // Frees every buffer allocated since `mark()` except the one `keep` points into, so a pass
+  // holds one layer's intermediates at a time (a layer's output is all the next one needs).
+  size_t mark() const { return bufs_.size(); }
+  void release_since(size_t mark, const TensorView& keep);
 
  private:
   std::deque<std::vector<float>> bufs_;
