@@ -28,6 +28,9 @@ struct RenderOptions {
   ExecLimits limits;
 };
 
+// Ollama's fallback when a model carries no template at all.
+inline constexpr const char* kDefaultGoTemplate = "{{ if .System }}{{ .System }}\n\n{{ end }}{{ .Prompt }}";
+
 Result<std::string> render_chat(const GoTemplate& tmpl, const std::vector<Message>& messages,
                                 const std::vector<Tool>& tools, const RenderOptions& options);
 

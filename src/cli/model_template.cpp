@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "chat/render.h"
 #include "gguf/gguf.h"
 #include "store/name.h"
 #include "store/store.h"
@@ -10,31 +11,17 @@ namespace paddock::cli {
 
 namespace {
 
-// Ollama's fallback when a model carries no template at all.
-constexpr const char* kDefaultGoTemplate = "{{ if .System }}{{ .System }}\n\n{{ end }}{{ .Prompt }}";
-
-std::string token_text(const gguf::File& f, const char* id_key) {
-  const gguf::Value* tokens = f.get_array("tokenizer.ggml.tokens");
-  const auto id = f.get_int(id_key);
-  if (!tokens || !id || *id < 0 || static_cast<uint64_t>(*id) >= tokens->items.size()) return "";
-  return std::string(tokens->items[static_cast<size_t>(*id)].s);
-}
-
-}  // namespace
-
-namespace {
-
 Result<ModelTemplate> gguf_template(const std::string& path) {
   PADDOCK_ASSIGN(auto file, gguf::File::open(path));
   ModelTemplate mt;
   if (auto jinja = file->get_string("tokenizer.chat_template")) {
     mt.text = std::string(*jinja);
-    mt.bos_token = token_text(*file, "tokenizer.ggml.bos_token_id");
-    mt.eos_token = token_text(*file, "tokenizer.ggml.eos_token_id");
+    mt.bos_token = gguf::token_text(*file, "tokenizer.ggml.bos_token_id");
+    mt.eos_token = gguf::token_text(*file, "tokenizer.ggml.eos_token_id");
     return mt;
   }
   mt.is_go = true;
-  mt.text = kDefaultGoTemplate;
+  mt.text = chat::kDefaultGoTemplate;
   return mt;
 }
 

@@ -112,4 +112,8 @@ class File {
 // Whether `s` is well-formed UTF-8 (no overlongs, surrogates or code points above U+10FFFF).
 bool is_valid_utf8(std::string_view s);
 
+// The text of the token whose id metadata key `id_key` holds (e.g.
+// "tokenizer.ggml.bos_token_id"); empty when the key or the token is missing.
+std::string token_text(const File& f, std::string_view id_key);
+
 }  // namespace paddock::gguf

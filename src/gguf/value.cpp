@@ -106,4 +106,11 @@ uint64_t scalar_bytes(ValueType t) {
   return 0;
 }
 
+std::string token_text(const File& f, std::string_view id_key) {
+  const Value* tokens = f.get_array("tokenizer.ggml.tokens");
+  const auto id = f.get_int(id_key);
+  if (!tokens || !id || *id < 0 || static_cast<uint64_t>(*id) >= tokens->items.size()) return "";
+  return std::string(tokens->items[static_cast<size_t>(*id)].s);
+}
+
 }  // namespace paddock::gguf

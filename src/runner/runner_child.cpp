@@ -5,14 +5,14 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <functional>
 #include <charconv>
+#include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
-#include <cstdio>
 #include <string_view>
+#include <thread>
 
 #include "runner/runner_protocol.h"
 

@@ -9,16 +9,6 @@ namespace paddock::server {
 
 namespace {
 
-// Ollama's fallback when a model carries no template at all.
-constexpr const char* kDefaultGoTemplate = "{{ if .System }}{{ .System }}\n\n{{ end }}{{ .Prompt }}";
-
-std::string token_text(const gguf::File& f, const char* id_key) {
-  const gguf::Value* tokens = f.get_array("tokenizer.ggml.tokens");
-  const auto id = f.get_int(id_key);
-  if (!tokens || !id || *id < 0 || static_cast<uint64_t>(*id) >= tokens->items.size()) return "";
-  return std::string(tokens->items[static_cast<size_t>(*id)].s);
-}
-
 Result<PromptTemplate> from_go(std::string_view text) {
   auto parsed = chat::GoTemplate::parse(text);
   if (!parsed.ok()) return invalid_argument("template error: " + parsed.status().message());
@@ -46,15 +36,15 @@ Result<PromptTemplate> choose_template(const std::optional<std::string>& overrid
         if (!parsed.ok()) return invalid_argument("template error: " + parsed.status().message());
         PromptTemplate t;
         t.jinja = std::make_shared<const jinja::Template>(std::move(parsed).value());
-        t.bos_token = token_text(**file, "tokenizer.ggml.bos_token_id");
-        t.eos_token = token_text(**file, "tokenizer.ggml.eos_token_id");
+        t.bos_token = gguf::token_text(**file, "tokenizer.ggml.bos_token_id");
+        t.eos_token = gguf::token_text(**file, "tokenizer.ggml.eos_token_id");
         t.supports_tools = source->find("tools") != std::string_view::npos;
         if (source->find("<think>") != std::string_view::npos) t.think_tags = {"<think>", "</think>"};
         return t;
       }
     }
   }
-  return from_go(kDefaultGoTemplate);
+  return from_go(chat::kDefaultGoTemplate);
 }
 
 Result<std::string> render_messages(const PromptTemplate& t, const std::vector<chat::Message>& messages,

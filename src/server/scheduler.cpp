@@ -110,8 +110,8 @@ uint64_t estimate_model_memory(const runner::LoadOptions& load, int num_parallel
   const uint64_t kv_heads = get("attention.head_count_kv");  // absent or per-layer: as many as heads
   uint64_t num_ctx = uint64_t(std::max<int64_t>(load.num_ctx > 0 ? load.num_ctx : default_num_ctx, 1));
   if (const uint64_t trained = get("context_length"); trained > 0) num_ctx = std::min(num_ctx, trained);
-  return files + kv_cache_bytes(get("block_count"), kv_heads ? kv_heads : heads, get("embedding_length"), heads,
-                                num_ctx, uint64_t(std::max(1, num_parallel)));
+  return files + kv_cache_bytes(get("block_count"), kv_heads ? kv_heads : heads, get("embedding_length"),
+                                heads, num_ctx, uint64_t(std::max(1, num_parallel)));
 }
 
 SchedulerEffects default_scheduler_effects(runner::RunnerFactory factory) {
@@ -190,16 +190,7 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
                                                              const std::function<bool()>& cancelled) {
   Doomed doomed;  // declared before the lock: destroyed after it is released
   std::unique_lock lk(mu_);
-  // Runners are destroyed (processes killed) without holding the lock.
-  const auto flush = [&] {
-    if (doomed.empty()) return;
-    const int n = int(doomed.size());
-    lk.unlock();
-    doomed.clear();
-    lk.lock();
-    unloading_ -= n;
-    cv_.notify_all();
-  };
+  const auto flush = [&] { destroy_unlocked(lk, doomed); };
   if (stopping_) return Status(Code::kUnavailable, "server is shutting down");
   if (waiting_ >= config_.max_queue) return Status(Code::kUnavailable, std::string(kServerBusyMessage));
   ++waiting_;
@@ -315,13 +306,8 @@ void Scheduler::release(const std::shared_ptr<Slot>& slot, std::optional<Duratio
     }
   }
   cv_.notify_all();
-  if (doomed.empty()) return;
   // Destroyed without the lock, but counted as unloading so no load races its memory.
-  lk.unlock();
-  doomed.clear();
-  lk.lock();
-  --unloading_;
-  cv_.notify_all();
+  destroy_unlocked(lk, doomed);
 }
 
 bool Scheduler::unload(const std::string& name) {
@@ -340,13 +326,18 @@ bool Scheduler::unload(const std::string& name) {
     }
   }
   for (const auto& s : idle) remove_locked(s, doomed);
+  destroy_unlocked(lk, doomed);
+  return found;
+}
+
+void Scheduler::destroy_unlocked(std::unique_lock<std::mutex>& lk, Doomed& doomed) {
+  if (doomed.empty()) return;
   const int n = int(doomed.size());
   lk.unlock();
   doomed.clear();
   lk.lock();
   unloading_ -= n;
   cv_.notify_all();
-  return found;
 }
 
 std::vector<RunningModel> Scheduler::list() const {
@@ -379,12 +370,7 @@ void Scheduler::expire_due() {
   Doomed doomed;
   std::unique_lock lk(mu_);
   expire_due_locked(doomed);
-  const int n = int(doomed.size());
-  lk.unlock();
-  doomed.clear();
-  lk.lock();
-  unloading_ -= n;
-  cv_.notify_all();
+  destroy_unlocked(lk, doomed);
 }
 
 void Scheduler::expiry_loop() {

@@ -141,6 +141,8 @@ class Scheduler {
   using Doomed = std::vector<std::unique_ptr<runner::Runner>>;
   void release(const std::shared_ptr<Slot>& slot, std::optional<Duration> keep_alive);
   void remove_locked(const std::shared_ptr<Slot>& slot, Doomed& doomed);
+  // Destroys `doomed` runners (kills their processes) with the lock released, then retakes it.
+  void destroy_unlocked(std::unique_lock<std::mutex>& lk, Doomed& doomed);
   void expire_due_locked(Doomed& doomed);
   bool evict_one_locked(Doomed& doomed);
   std::shared_ptr<Slot> find_locked(const std::string& model_path) const;
