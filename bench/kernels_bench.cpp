@@ -1,4 +1,4 @@
-// Kernel labs: mul_mat of Q4_K / Q8_0 / Q6_K weights at llama3.2-1b shapes, cpu backend
+// Kernel labs: mul_mat of Q4_K / Q8_0 / Q6_K weights and attention at llama3.2-1b shapes, cpu backend
 // (PADDOCK_BENCH_THREADS threads, default 2; best ISA or PADDOCK_CPU) next to the ref
 // backend, reporting weight GB/s and GFLOP/s; and the machine's read bandwidth, so decode
 // kernels can be judged as a fraction of it. See docs/bench.md.
@@ -13,6 +13,7 @@
 #include "backend/cpu/bandwidth.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/ref/ref_backend.h"
+#include "base/fp16.h"
 #include "quant/quant.h"
 
 namespace paddock {
@@ -23,15 +24,17 @@ int bench_threads() {
   return v && *v ? std::max(1, std::atoi(v)) : 2;
 }
 
+std::unique_ptr<Backend> new_cpu_backend() {
+  Result<std::unique_ptr<Backend>> r = make_cpu_backend(bench_threads());
+  if (!r.ok()) {
+    std::fprintf(stderr, "%s\n", r.status().to_string().c_str());
+    std::exit(1);
+  }
+  return std::move(r).value();
+}
+
 Backend& cpu_backend() {
-  static std::unique_ptr<Backend> be = [] {
-    Result<std::unique_ptr<Backend>> r = make_cpu_backend(bench_threads());
-    if (!r.ok()) {
-      std::fprintf(stderr, "%s\n", r.status().to_string().c_str());
-      std::exit(1);
-    }
-    return std::move(r).value();
-  }();
+  static std::unique_ptr<Backend> be = new_cpu_backend();
   return *be;
 }
 
@@ -63,27 +66,72 @@ std::vector<uint8_t> weights(DType t, int64_t k, int64_t m) {
   return w;
 }
 
-// args: type, k, m, n, use_ref
+enum Path : int64_t { kCpu, kRef, kCpuPinned };
+
+// args: type, k, m, n, path (kCpuPinned: the weights pinned, so the cpu backend multiplies
+// its interleaved copy; a backend of its own, since the copy lives as long as the backend)
 void BM_MulMat(benchmark::State& state) {
   const DType t = static_cast<DType>(state.range(0));
   const int64_t k = state.range(1), m = state.range(2), n = state.range(3);
-  Backend& be = state.range(4) ? ref_backend() : cpu_backend();
   const std::vector<uint8_t> w = weights(t, k, m);
+  std::unique_ptr<Backend> pinned;
+  if (state.range(4) == kCpuPinned) {
+    pinned = new_cpu_backend();
+    pinned->pin_weights(w, false);
+  }
+  Backend& be = pinned ? *pinned : state.range(4) == kRef ? ref_backend() : cpu_backend();
   std::vector<float> x = gaussian(static_cast<size_t>(k * n), 5);
   std::vector<float> out(static_cast<size_t>(m * n));
   const TensorView wv = TensorView::weight(w.data(), t, {k, m});
   const TensorView xv = TensorView::contiguous(x.data(), DType::kF32, {k, n});
   const TensorView ov = TensorView::contiguous(out.data(), DType::kF32, {m, n});
+  be.mul_mat(wv, xv, ov);  // builds the interleaved copy outside the timing
   for (auto _ : state) {
     be.mul_mat(wv, xv, ov);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  state.SetLabel(std::string(be.name()) + " " + std::string(dtype_name(t)));
+  state.SetLabel(std::string(be.name()) + (pinned ? " pinned " : " ") + std::string(dtype_name(t)));
   state.counters["GB/s"] =
       benchmark::Counter(static_cast<double>(w.size()), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GFLOP/s"] =
       benchmark::Counter(2.0 * static_cast<double>(k * m * n), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Causal attention over an F16 KV cache at llama3.2-1b's shape (32 query heads sharing 8 kv
+// heads, head dim 64): `tokens` queries at positions n_kv - tokens .. n_kv - 1, so 512 over
+// 512 is a pp512 prefill and 1 over 4096 a decode step deep into the context.
+// args: tokens, n_kv, use_ref
+void BM_Attention(benchmark::State& state) {
+  constexpr int64_t kDim = 64, kHeads = 32, kHeadsKv = 8;
+  const int64_t tokens = state.range(0), n_kv = state.range(1);
+  Backend& be = state.range(2) ? ref_backend() : cpu_backend();
+  std::vector<float> q = gaussian(static_cast<size_t>(kDim * kHeads * tokens), 3);
+  const std::vector<float> kf = gaussian(static_cast<size_t>(kDim * kHeadsKv * n_kv), 4);
+  const std::vector<float> vf = gaussian(static_cast<size_t>(kDim * kHeadsKv * n_kv), 5);
+  std::vector<uint16_t> k(kf.size()), v(vf.size());
+  for (size_t i = 0; i < kf.size(); ++i) {
+    k[i] = f32_to_fp16(kf[i]);
+    v[i] = f32_to_fp16(vf[i]);
+  }
+  std::vector<float> out(q.size());
+  std::vector<int32_t> pos(static_cast<size_t>(tokens));
+  double flops = 0;  // q.k and p.v: 4 * dim per visible cell and query head
+  for (int64_t t = 0; t < tokens; ++t) {
+    pos[static_cast<size_t>(t)] = static_cast<int32_t>(n_kv - tokens + t);
+    flops += 4.0 * kDim * kHeads * static_cast<double>(n_kv - tokens + t + 1);
+  }
+  const TensorView qv = TensorView::contiguous(q.data(), DType::kF32, {kDim, kHeads, tokens});
+  const TensorView kv = TensorView::contiguous(k.data(), DType::kF16, {kDim, kHeadsKv, n_kv});
+  const TensorView vv = TensorView::contiguous(v.data(), DType::kF16, {kDim, kHeadsKv, n_kv});
+  const TensorView ov = TensorView::contiguous(out.data(), DType::kF32, {kDim, kHeads, tokens});
+  for (auto _ : state) {
+    be.attention(qv, kv, vv, pos, 0.125f, ov);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(std::string(be.name()) + " F16 cache");
+  state.counters["GFLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_ReadBandwidth(benchmark::State& state) {
@@ -96,8 +144,8 @@ void BM_ReadBandwidth(benchmark::State& state) {
 void matvec_shapes(benchmark::internal::Benchmark* b) {
   for (DType t : {DType::kQ4_K, DType::kQ8_0, DType::kQ6_K}) {
     for (auto [k, m] :
-         {std::pair<int64_t, int64_t>{2048, 2048}, {2048, 8192}, {8192, 2048}, {2048, 128256}}) {
-      for (int ref : {0, 1}) b->Args({static_cast<int64_t>(t), k, m, 1, ref});
+         {std::pair<int64_t, int64_t>{2048, 256}, {2048, 2048}, {2048, 8192}, {8192, 2048}, {2048, 128256}}) {
+      for (Path p : {kCpu, kCpuPinned, kRef}) b->Args({static_cast<int64_t>(t), k, m, 1, p});
     }
   }
 }
@@ -105,24 +153,34 @@ void matvec_shapes(benchmark::internal::Benchmark* b) {
 void matmat_shapes(benchmark::internal::Benchmark* b) {
   for (DType t : {DType::kQ4_K, DType::kQ8_0, DType::kQ6_K}) {
     for (auto [k, m] : {std::pair<int64_t, int64_t>{2048, 2048}, {2048, 8192}, {8192, 2048}}) {
-      b->Args({static_cast<int64_t>(t), k, m, 512, 0});
+      for (Path p : {kCpu, kCpuPinned}) b->Args({static_cast<int64_t>(t), k, m, 512, p});
     }
-    b->Args({static_cast<int64_t>(t), 2048, 2048, 512, 1});  // ref, once per type: it is slow
+    b->Args({static_cast<int64_t>(t), 2048, 2048, 512, kRef});  // once per type: it is slow
   }
 }
 
 BENCHMARK(BM_ReadBandwidth)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_MulMat)
     ->Name("matvec")
-    ->ArgNames({"type", "K", "M", "N", "ref"})
+    ->ArgNames({"type", "K", "M", "N", "path"})
     ->Apply(matvec_shapes)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(0.5);
 BENCHMARK(BM_MulMat)
     ->Name("matmat")
-    ->ArgNames({"type", "K", "M", "N", "ref"})
+    ->ArgNames({"type", "K", "M", "N", "path"})
     ->Apply(matmat_shapes)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(0.5);
+BENCHMARK(BM_Attention)
+    ->Name("attention")
+    ->ArgNames({"tokens", "n_kv", "ref"})
+    ->Args({512, 512, 0})
+    ->Args({1, 4096, 0})
+    ->Args({512, 512, 1})
+    ->Args({1, 4096, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(0.5);

@@ -116,6 +116,15 @@ class Backend {
                          std::span<const int32_t> pos, float scale, const TensorView& dst) = 0;
   // dst = src converted to dst's type (F32, F16 or BF16), same shape, any strides.
   virtual void copy(const TensorView& src, const TensorView& dst) = 0;
+
+  // Promises that `bytes` (a model file's tensor data) stay mapped and unchanged for this
+  // backend's lifetime, so it may keep faster layouts of weight matrices that lie inside
+  // them. release_pages: the bytes are a read-only file mapping, so pages whose weights were
+  // copied may be dropped from memory (touching them again re-reads the file).
+  virtual void pin_weights(std::span<const uint8_t> bytes, bool release_pages) {
+    static_cast<void>(bytes);
+    static_cast<void>(release_pages);
+  }
 };
 
 }  // namespace paddock

@@ -397,8 +397,8 @@ Result<std::vector<Entry>> read_prompt_file(const std::string& path, const gguf:
 }
 
 Status run(const EvalOptions& o) {
+  PADDOCK_ASSIGN(std::unique_ptr<gguf::File> file, gguf::File::open(o.model));  // outlives the backend
   PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_backend(o.backend.empty() ? "ref" : o.backend, o.threads));
-  PADDOCK_ASSIGN(std::unique_ptr<gguf::File> file, gguf::File::open(o.model));
   std::vector<Entry> entries;
   if (!o.prompt_file.empty()) {
     PADDOCK_ASSIGN(entries, read_prompt_file(o.prompt_file, *file));

@@ -93,6 +93,8 @@ class File {
   const TensorInfo* find_tensor(std::string_view name) const;
   std::span<const uint8_t> tensor_data(const TensorInfo& t) const;
   std::span<const uint8_t> bytes() const { return bytes_; }
+  // Whether bytes() is this File's own read-only mapping of a file (open), not caller memory.
+  bool is_file_mapping() const { return mapping_.size() != 0; }
 
  private:
   File() = default;

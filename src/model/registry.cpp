@@ -18,11 +18,14 @@ static_assert(kArchs.size() == 3, "one row per file in model/arch/");
 
 std::span<const ArchEntry> architectures() { return kArchs; }
 
-Result<std::unique_ptr<Model>> load_model(const gguf::File& file, const Backend& backend) {
+Result<std::unique_ptr<Model>> load_model(const gguf::File& file, Backend& backend) {
   const std::optional<std::string_view> arch = file.get_string("general.architecture");
   if (!arch) return corrupt("missing key general.architecture (expected a string)");
   for (const ArchEntry& e : kArchs) {
-    if (e.name == *arch) return e.load(file, backend);
+    if (e.name != *arch) continue;
+    PADDOCK_ASSIGN(std::unique_ptr<Model> model, e.load(file, backend));
+    backend.pin_weights(file.bytes(), file.is_file_mapping());
+    return model;
   }
   std::string names;
   for (const ArchEntry& e : kArchs) names += (names.empty() ? "" : ", ") + std::string(e.name);

@@ -24,7 +24,8 @@ struct ArchEntry {
 std::span<const ArchEntry> architectures();
 
 // Reads general.architecture and loads with that row's loader. An unknown architecture is
-// kUnsupported with a message naming the supported ones. The file must outlive the model.
-Result<std::unique_ptr<Model>> load_model(const gguf::File& file, const Backend& backend);
+// kUnsupported with a message naming the supported ones. The file must outlive the model and
+// the backend: its tensor data is pinned in the backend (Backend::pin_weights).
+Result<std::unique_ptr<Model>> load_model(const gguf::File& file, Backend& backend);
 
 }  // namespace paddock

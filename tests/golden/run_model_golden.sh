@@ -1,10 +1,13 @@
 #!/bin/sh
 # One golden model test: paddock eval with teacher forcing against llama.cpp's golden file.
-# Usage: run_model_golden.sh PADDOCK_BIN FIXTURES_DIR MODEL
+# Usage: run_model_golden.sh PADDOCK_BIN FIXTURES_DIR MODEL [cpu]
+# Without "cpu": the ref backend. With it: the cpu backend under every PADDOCK_CPU path this
+# machine has (scalar, avx2, avx512), each with 1 and 2 threads.
 # Exit 0 match, 1 mismatch or error, 77 fixtures absent (CTest reports a skip).
 bin="$1"
 fixtures="$2"
 model="$3"
+backend="${4:-ref}"
 golden="$fixtures/golden/$model.logits.jsonl"
 gguf="$fixtures/models/$model.gguf"
 compare="$fixtures/../tools/compare_golden.py"
@@ -20,9 +23,29 @@ case "$model" in
   *) quant="--quant" ;;
 esac
 out=$(mktemp "${TMPDIR:-/tmp}/paddock-golden-$model.XXXXXX") || exit 1
-trap 'rm -f "$out"' EXIT
-if ! "$bin" eval --model "$gguf" --teacher-force "$golden" --backend ref --json >"$out"; then
-  echo "paddock eval failed for $model"
-  exit 1
+trap 'rm -f "$out" "$out.err"' EXIT
+if [ "$backend" = ref ]; then
+  if ! "$bin" eval --model "$gguf" --teacher-force "$golden" --backend ref --json >"$out"; then
+    echo "paddock eval failed for $model"
+    exit 1
+  fi
+  python3 "$compare" "$golden" "$out" $quant
+  exit $?
 fi
-python3 "$compare" "$golden" "$out" $quant
+for isa in scalar avx2 avx512; do
+  for threads in 1 2; do
+    if ! PADDOCK_CPU=$isa "$bin" eval --model "$gguf" --teacher-force "$golden" --backend cpu \
+      --threads $threads --json >"$out" 2>"$out.err"; then
+      if grep -q "this CPU lacks" "$out.err"; then
+        echo "SKIPPED LOUDLY: this CPU lacks $isa"
+        break
+      fi
+      cat "$out.err"
+      echo "paddock eval --backend cpu failed for $model ($isa, $threads threads)"
+      exit 1
+    fi
+    echo "cpu $isa, $threads threads:"
+    python3 "$compare" "$golden" "$out" $quant || exit 1
+  done
+done
+rm -f "$out.err"

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "backend/cpu/gemm.h"
 #include "backend/cpu/ops.h"
+#include "backend/cpu/repacked_weights.h"
 #include "base/env.h"
 
 namespace paddock {
@@ -31,8 +33,9 @@ class CpuBackend final : public Backend {
                std::all_of(types.begin() + 1, types.end(), f32);
       case Op::kAttention:
         return !types.empty() && types[0] == DType::kF32 &&
-               std::all_of(types.begin() + 1, types.end(),
-                           [](DType t) { return t == DType::kF32 || t == DType::kF16; });
+               std::all_of(types.begin() + 1, types.end(), [](DType t) {
+                 return t == DType::kF32 || t == DType::kF16 || t == DType::kQ8_0 || t == DType::kQ4_0;
+               });
       case Op::kCopy: return all(is_float_type);
       case Op::kRmsNorm:
       case Op::kMul:
@@ -49,7 +52,8 @@ class CpuBackend final : public Backend {
     cpu::get_rows(pool_, table, ids, dst);
   }
   void mul_mat(const TensorView& w, const TensorView& x, const TensorView& dst) override {
-    cpu::mul_mat(pool_, isa_, scratch_, w, x, dst);
+    const uint8_t* packed = cpu::gemm_kernel(isa_, w.type) != nullptr ? repacked_.find_or_build(pool_, w) : nullptr;
+    cpu::mul_mat(pool_, isa_, scratch_, w, packed, x, dst);
   }
   void rms_norm(const TensorView& x, float eps, const TensorView& dst) override {
     cpu::rms_norm(pool_, x, eps, dst);
@@ -75,11 +79,15 @@ class CpuBackend final : public Backend {
     cpu::attention(pool_, isa_, q, k, v, pos, scale, dst);
   }
   void copy(const TensorView& src, const TensorView& dst) override { cpu::copy(pool_, src, dst); }
+  void pin_weights(std::span<const uint8_t> bytes, bool release_pages) override {
+    repacked_.pin(bytes, release_pages);
+  }
 
  private:
   ThreadPool pool_;
   CpuIsa isa_;
   cpu::Scratch scratch_;
+  cpu::RepackedWeights repacked_;
   std::string name_;
 };
 

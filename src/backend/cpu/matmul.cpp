@@ -3,10 +3,14 @@
 // kRowTile weight rows) x (block of kColBlock columns) work items that threads claim one at a
 // time. Within an item, columns go in groups of kMaxCols past each row of the tile, so the
 // tile stays in L1/L2 and each weight block is unpacked once per column group (dot.h).
+// Weights with an interleaved copy (repack.h) take the same path 8 rows at a time (gemm.h).
 #include <algorithm>
+#include <cstring>
 
 #include "backend/cpu/act_quant.h"
 #include "backend/cpu/dot.h"
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/repack.h"
 #include "backend/cpu/ops.h"
 #include "base/check.h"
 #include "quant/quant.h"
@@ -36,6 +40,47 @@ bool has_dot(DType t) {
   return act != nullptr && act->quantize_row != nullptr;
 }
 
+// Work items are (row tile, column block) pairs, claimed dynamically; a column block's
+// activations stay in L2 while the thread walks a row tile's weights over them.
+// Decode (one column group): each thread streams long contiguous runs of rows, which the
+// hardware prefetcher follows best, while about 4 chunks per thread still let a thread
+// that is running take over from one the OS has paused.
+int64_t row_tile_for(const ThreadPool& pool, int64_t m, int64_t ncols) {
+  if (ncols > kMaxCols) return kRowTile;
+  const int64_t per_chunk = (m + 4 * pool.size() - 1) / (4 * pool.size());
+  return std::max(kRowTile, (per_chunk + kRowTile - 1) / kRowTile * kRowTile);
+}
+
+// mul_mat over interleaved weights: the same work items, walked 8 rows at a time.
+void mul_mat_packed(ThreadPool& pool, GemmFn gemm, const uint8_t* packed, const TensorView& w,
+                    const uint8_t* act, size_t act_row, int64_t ncols, int64_t row_tile, const TensorView& dst) {
+  static_assert(kRowTile % kRepackRows == 0, "row tiles hold whole interleaved groups");
+  const int64_t k = w.ne[0];
+  const int64_t m = w.ne[1];
+  const size_t group_bytes = dtype_row_bytes(w.type, k) * kRepackRows;
+  const int64_t row_tiles = (m + row_tile - 1) / row_tile;
+  const int64_t col_blocks = (ncols + kColBlock - 1) / kColBlock;
+  pool.parallel_for_chunked(row_tiles * col_blocks, 1, [&](int64_t b, int64_t e, int) {
+    float out[kMaxCols * kRepackRows];
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t r0 = (item % row_tiles) * row_tile;
+      const int64_t r1 = std::min(r0 + row_tile, m);
+      const int64_t cb0 = (item / row_tiles) * kColBlock;
+      const int64_t cb1 = std::min(cb0 + kColBlock, ncols);
+      for (int64_t c0 = cb0; c0 < cb1; c0 += kMaxCols) {
+        const int ny = static_cast<int>(std::min<int64_t>(kMaxCols, cb1 - c0));
+        const uint8_t* y = act + act_row * static_cast<size_t>(c0);
+        for (int64_t r = r0; r < r1; r += kRepackRows) {
+          gemm(k, packed + group_bytes * static_cast<size_t>(r / kRepackRows), y, act_row, ny, out);
+          for (int j = 0; j < ny; ++j) {
+            std::memcpy(column_row(dst, c0 + j) + r * dst.nb[0], out + kRepackRows * j, sizeof(float) * kRepackRows);
+          }
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 bool can_read_rows(DType t) {
@@ -59,8 +104,8 @@ void get_rows(ThreadPool& pool, const TensorView& table, std::span<const int32_t
   });
 }
 
-void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w, const TensorView& x,
-             const TensorView& dst) {
+void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w, const uint8_t* packed,
+             const TensorView& x, const TensorView& dst) {
   const int64_t k = w.ne[0];
   const int64_t m = w.ne[1];
   PADDOCK_CHECK(can_mul_mat(w.type));
@@ -68,6 +113,7 @@ void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w
   PADDOCK_CHECK(x.type == DType::kF32 && x.nb[0] == sizeof(float) && x.ne[0] == k);
   PADDOCK_CHECK(dst.type == DType::kF32 && dst.ne[0] == m && dst.ne[1] == x.ne[1] && dst.ne[2] == x.ne[2] &&
                 dst.ne[3] == x.ne[3]);
+  const GemmFn gemm = packed != nullptr && dst.nb[0] == sizeof(float) ? gemm_kernel(isa, w.type) : nullptr;
   const bool dequantize_first = !has_dot(w.type);
   const auto dequantize = quant_ops(w.type)->dequantize_row;
   const DType act_type = dequantize_first ? DType::kF32 : quant_ops(w.type)->vec_dot_type;
@@ -85,16 +131,8 @@ void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w
     }
   });
 
-  // Work items are (row tile, column block) pairs, claimed dynamically; a column block's
-  // activations stay in L2 while the thread walks a row tile's weights over them.
-  // Decode (one column group): each thread streams long contiguous runs of rows, which the
-  // hardware prefetcher follows best, while about 4 chunks per thread still let a thread
-  // that is running take over from one the OS has paused.
-  int64_t row_tile = kRowTile;
-  if (ncols <= kMaxCols) {
-    const int64_t per_chunk = (m + 4 * pool.size() - 1) / (4 * pool.size());
-    row_tile = std::max(kRowTile, (per_chunk + kRowTile - 1) / kRowTile * kRowTile);
-  }
+  const int64_t row_tile = row_tile_for(pool, m, ncols);
+  if (gemm != nullptr) return mul_mat_packed(pool, gemm, packed, w, act, act_row, ncols, row_tile, dst);
   const int64_t row_tiles = (m + row_tile - 1) / row_tile;
   const int64_t col_blocks = (ncols + kColBlock - 1) / kColBlock;
   if (dequantize_first)

@@ -22,8 +22,9 @@ struct Scratch {
 bool can_mul_mat(DType t);
 bool can_read_rows(DType t);
 
-void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w, const TensorView& x,
-             const TensorView& dst);
+// packed: w's interleaved copy (repacked_weights.h) or nullptr.
+void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w, const uint8_t* packed,
+             const TensorView& x, const TensorView& dst);
 void get_rows(ThreadPool& pool, const TensorView& table, std::span<const int32_t> ids, const TensorView& dst);
 void rms_norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst);
 void mul(ThreadPool& pool, const TensorView& a, const TensorView& b, const TensorView& dst);

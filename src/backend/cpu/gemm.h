@@ -1,0 +1,25 @@
+// Kernels over interleaved weights (repack.h): one call multiplies a group of kRepackRows rows
+// (k elements each) by ny activation columns (1..kMaxCols) of the type's vec_dot_type, laid
+// out y_stride bytes apart, and writes out[8 * j + r] = row r . column j. Decode is ny == 1;
+// prompt processing reuses each unpacked weight register for ny columns.
+// Invariant: results equal quant_ops(t)->vec_dot on the original rows up to float summation
+// order (the integer parts are exact).
+//   const GemmFn f = gemm_kernel(CpuIsa::kAvx2, DType::kQ4_K);
+//   if (f) f(k, packed_group, act, act_row_bytes, 4, out32);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/cpu/isa.h"
+#include "tensor/dtype.h"
+
+namespace paddock::cpu {
+
+using GemmFn = void (*)(int64_t k, const void* w, const void* y, size_t y_stride, int ny, float* out);
+
+// nullptr when the path has no interleaved kernel for t (the scalar path never has one).
+GemmFn gemm_kernel(CpuIsa isa, DType t);
+GemmFn gemm_kernel_avx2(DType t);  // nullptr off x86
+
+}  // namespace paddock::cpu

@@ -1,0 +1,247 @@
+// AVX2 kernels over 8 interleaved rows (repack.h). Every 32-bit lane of a register belongs to
+// one row, so a broadcast of 4 activation bytes meets 4 quants of each of the 8 rows in one
+// _mm256_maddubs_epi16, and the 8 row sums come out in one register. The int16 partial sums
+// of a sub-block stay exact (bounds in each kernel), so the per-row scale is applied once per
+// sub-block with one _mm256_madd_epi16.
+#include <cstring>
+
+#include "backend/cpu/gemm.h"
+#include "backend/cpu/repack.h"
+#include "backend/cpu/simd_x86.h"
+
+namespace paddock::cpu {
+
+#if defined(PADDOCK_X86)
+
+namespace {
+
+using detail::column;
+
+// Decode streams weights from DRAM at a few bytes of work per byte: asking for the block-group
+// two ahead keeps more lines in flight than the hardware prefetcher alone (measured +15-20%
+// on the 128256-row LM head). Prefetches past the end are harmless hints.
+constexpr int64_t kAhead = 2;  // K-quant block-groups of 1152-1680 bytes
+
+template <typename Block>
+PADDOCK_TARGET_AVX2 inline void prefetch(const Block* b) {
+  const char* p = reinterpret_cast<const char*>(b);
+  for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+}
+
+// 4 activation bytes broadcast to every 32-bit lane.
+PADDOCK_TARGET_AVX2 inline __m256i bcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return _mm256_set1_epi32(v);
+}
+
+PADDOCK_TARGET_AVX2 inline __m256i load256(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+PADDOCK_TARGET_AVX2 inline __m256 load_halves(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// From int16 lanes (2r, 2r+1) = (a_r, b_r): both lanes a_r (odd = false) or both b_r.
+PADDOCK_TARGET_AVX2 inline __m256i dup_pairs(__m256i v, bool odd) {
+  const __m256i even_mask = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13,  //
+                                             0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
+  const __m256i odd_mask = _mm256_setr_epi8(2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15,  //
+                                            2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15);
+  return _mm256_shuffle_epi8(v, odd ? odd_mask : even_mask);
+}
+
+// Q4_K: per chunk c, sub-block 2c sits in the low nibbles and 2c+1 in the high ones. One
+// maddubs sums 2 products of at most 15 * 127, so 8 steps (16 products) stay below 30480.
+template <int NY>
+PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  const BlockQ4_Kx8* wb = static_cast<const BlockQ4_Kx8*>(w);
+  const BlockQ8_K* yb[NY];
+  __m256 acc[NY];
+  for (int j = 0; j < NY; ++j) {
+    yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
+    acc[j] = _mm256_setzero_ps();
+  }
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i m30 = _mm256_set1_epi8(0x30);
+  const int64_t nb = k / kQK_K;
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockQ4_Kx8& b = wb[i];
+    prefetch(wb + i + kAhead);
+    const __m256i l0 = load256(b.lo4);
+    const __m256i l1 = load256(b.lo4 + 32);
+    const __m256i h = load256(b.hi2);
+    // Scales and mins of group pairs p = 0,1 (first register) and 2,3 (second), 8 bits each.
+    const __m256i sc01 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
+    const __m256i sc23 = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
+    const __m256i mn01 =
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
+    const __m256i mn23 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                         _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+    __m256i sumi[NY];
+    for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      const __m256i src = c < 2 ? sc01 : sc23;
+      const __m256i pairs =
+          _mm256_cvtepu8_epi16(c % 2 == 0 ? _mm256_castsi256_si128(src) : _mm256_extracti128_si256(src, 1));
+      const __m256i scale_lo = dup_pairs(pairs, false);
+      const __m256i scale_hi = dup_pairs(pairs, true);
+      __m256i al[NY], ah[NY];
+      for (int j = 0; j < NY; ++j) al[j] = ah[j] = _mm256_setzero_si256();
+      for (int s = 0; s < 8; ++s) {
+        const __m256i raw = load256(b.qs + 32 * (8 * c + s));
+        const __m256i lo = _mm256_and_si256(raw, m4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+        for (int j = 0; j < NY; ++j) {
+          const int8_t* q = yb[j][i].qs + 64 * c + 4 * s;
+          al[j] = _mm256_add_epi16(al[j], _mm256_maddubs_epi16(lo, bcast4(q)));
+          ah[j] = _mm256_add_epi16(ah[j], _mm256_maddubs_epi16(hi, bcast4(q + 32)));
+        }
+      }
+      for (int j = 0; j < NY; ++j) {
+        sumi[j] = _mm256_add_epi32(
+            sumi[j], _mm256_add_epi32(_mm256_madd_epi16(al[j], scale_lo), _mm256_madd_epi16(ah[j], scale_hi)));
+      }
+    }
+    // Mins as int16 pairs (groups 2p, 2p+1) of each row, against the activations' sums of 32.
+    const __m256i mins[4] = {
+        _mm256_cvtepu8_epi16(_mm256_castsi256_si128(mn01)), _mm256_cvtepu8_epi16(_mm256_extracti128_si256(mn01, 1)),
+        _mm256_cvtepu8_epi16(_mm256_castsi256_si128(mn23)), _mm256_cvtepu8_epi16(_mm256_extracti128_si256(mn23, 1))};
+    const __m256 d = load_halves(b.d);
+    const __m256 dmin = load_halves(b.dmin);
+    for (int j = 0; j < NY; ++j) {
+      const BlockQ8_K& a = yb[j][i];
+      const __m256i sums32 = _mm256_castsi128_si256(
+          _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums)),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8))));
+      __m256i summ = _mm256_setzero_si256();
+      for (int p = 0; p < 4; ++p) {
+        const __m256i pair = _mm256_permutevar8x32_epi32(sums32, _mm256_set1_epi32(p));
+        summ = _mm256_add_epi32(summ, _mm256_madd_epi16(mins[p], pair));
+      }
+      const __m256 yd = _mm256_set1_ps(a.d);
+      acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+      acc[j] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, yd), _mm256_cvtepi32_ps(summ), acc[j]);
+    }
+  }
+  for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
+}
+
+// Q6_K: quants 0..63, the -32 folded in through the activations' per-16 sums. One maddubs
+// sums 2 products of at most 63 * 127; two of them (4 products) stay below 32004.
+template <int NY>
+PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  const BlockQ6_Kx8* wb = static_cast<const BlockQ6_Kx8*>(w);
+  const BlockQ8_K* yb[NY];
+  __m256 acc[NY];
+  for (int j = 0; j < NY; ++j) {
+    yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
+    acc[j] = _mm256_setzero_ps();
+  }
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i m30 = _mm256_set1_epi8(0x30);
+  const int64_t nb = k / kQK_K;
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockQ6_Kx8& b = wb[i];
+    prefetch(wb + i + kAhead);
+    __m256i sumi[NY];
+    for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
+    for (int p = 0; p < 8; ++p) {
+      // Row r's scales of groups 2p and 2p+1 as int16 lanes (2r, 2r+1).
+      const __m256i pairs = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales + 16 * p)));
+      for (int j = 0; j < NY; ++j) {
+        const __m256i bsums = bcast4(reinterpret_cast<const int8_t*>(yb[j][i].bsums + 2 * p));
+        sumi[j] = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(_mm256_madd_epi16(pairs, bsums), 5));
+      }
+      for (int t = 0; t < 2; ++t) {
+        const int g = 2 * p + t;
+        const __m256i scale = dup_pairs(pairs, t == 1);
+        const uint8_t* q = b.q + 96 * g;
+        const __m256i a = load256(q);
+        const __m256i bq = load256(q + 32);
+        const __m256i h = load256(q + 64);
+        const __m256i v0 = _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
+        const __m256i v1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4),
+                                           _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
+        const __m256i v2 = _mm256_or_si256(_mm256_and_si256(bq, m4), _mm256_and_si256(h, m30));
+        const __m256i v3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bq, 4), m4),
+                                           _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+        for (int j = 0; j < NY; ++j) {
+          const int8_t* yq = yb[j][i].qs + 16 * g;
+          const __m256i m01 =
+              _mm256_add_epi16(_mm256_maddubs_epi16(v0, bcast4(yq)), _mm256_maddubs_epi16(v1, bcast4(yq + 4)));
+          const __m256i m23 =
+              _mm256_add_epi16(_mm256_maddubs_epi16(v2, bcast4(yq + 8)), _mm256_maddubs_epi16(v3, bcast4(yq + 12)));
+          sumi[j] = _mm256_add_epi32(sumi[j],
+                                     _mm256_add_epi32(_mm256_madd_epi16(m01, scale), _mm256_madd_epi16(m23, scale)));
+        }
+      }
+    }
+    const __m256 d = load_halves(b.d);
+    for (int j = 0; j < NY; ++j) {
+      acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(yb[j][i].d)), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+    }
+  }
+  for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
+}
+
+// Q8_0: signed x signed through |x| and sign(y, x); a maddubs pair can reach 32258, so each
+// step is widened to int32 at once.
+template <int NY>
+PADDOCK_TARGET_AVX2 void q8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  const BlockQ8_0x8* wb = static_cast<const BlockQ8_0x8*>(w);
+  const BlockQ8_0* yb[NY];
+  __m256 acc[NY];
+  for (int j = 0; j < NY; ++j) {
+    yb[j] = reinterpret_cast<const BlockQ8_0*>(column(y, ys, j));
+    acc[j] = _mm256_setzero_ps();
+  }
+  const __m256i ones = _mm256_set1_epi16(1);
+  const int64_t nb = k / kQK8_0;
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockQ8_0x8& b = wb[i];
+    prefetch(wb + i + 4 * kAhead);  // block-groups of 272 bytes: the same distance in bytes
+    __m256i sumi[NY];
+    for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
+    for (int s = 0; s < 8; ++s) {
+      const __m256i q = load256(b.qs + 32 * s);
+      const __m256i aq = _mm256_sign_epi8(q, q);
+      for (int j = 0; j < NY; ++j) {
+        const __m256i p = _mm256_maddubs_epi16(aq, _mm256_sign_epi8(bcast4(yb[j][i].qs + 4 * s), q));
+        sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(p, ones));
+      }
+    }
+    const __m256 d = load_halves(b.d);
+    for (int j = 0; j < NY; ++j) {
+      const __m256 yd = _mm256_set1_ps(_cvtsh_ss(yb[j][i].d));
+      acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+    }
+  }
+  for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
+}
+
+PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q4_K)
+PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q6_K)
+PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q8_0)
+
+}  // namespace
+
+GemmFn gemm_kernel_avx2(DType t) {
+  switch (t) {
+    case DType::kQ4_K: return q4_K;
+    case DType::kQ6_K: return q6_K;
+    case DType::kQ8_0: return q8_0;
+    default: return nullptr;
+  }
+}
+
+#else
+
+GemmFn gemm_kernel_avx2(DType) { return nullptr; }
+
+#endif
+
+GemmFn gemm_kernel(CpuIsa isa, DType t) { return isa == CpuIsa::kScalar ? nullptr : gemm_kernel_avx2(t); }
+
+}  // namespace paddock::cpu
