@@ -1,8 +1,9 @@
 #!/bin/sh
 # One golden model test: paddock eval with teacher forcing against llama.cpp's golden file.
-# Usage: run_model_golden.sh PADDOCK_BIN FIXTURES_DIR MODEL [cpu]
-# Without "cpu": the ref backend. With it: the cpu backend under every PADDOCK_CPU path this
-# machine has (scalar, avx2, avx512), each with 1 and 2 threads.
+# Usage: run_model_golden.sh PADDOCK_BIN FIXTURES_DIR MODEL [ref|cpu|cpu-best]
+# ref (default): the ref backend. cpu: the cpu backend under every PADDOCK_CPU path this
+# machine has (scalar, avx2, avx512), each with 1 and 2 threads. cpu-best: the cpu backend's
+# best path with 2 threads only (sanitizer builds, where the scalar paths take minutes).
 # Exit 0 match, 1 mismatch or error, 77 fixtures absent (CTest reports a skip).
 bin="$1"
 fixtures="$2"
@@ -32,9 +33,16 @@ if [ "$backend" = ref ]; then
   python3 "$compare" "$golden" "$out" $quant
   exit $?
 fi
-for isa in scalar avx2 avx512; do
-  for threads in 1 2; do
-    if ! PADDOCK_CPU=$isa "$bin" eval --model "$gguf" --teacher-force "$golden" --backend cpu \
+isas="scalar avx2 avx512"
+thread_counts="1 2"
+if [ "$backend" = cpu-best ]; then
+  isas=best
+  thread_counts=2
+fi
+for isa in $isas; do
+  for threads in $thread_counts; do
+    if [ "$isa" = best ]; then unset PADDOCK_CPU OLLAMA_CPU; else export PADDOCK_CPU=$isa; fi
+    if ! "$bin" eval --model "$gguf" --teacher-force "$golden" --backend cpu \
       --threads $threads --json >"$out" 2>"$out.err"; then
       if grep -q "this CPU lacks" "$out.err"; then
         echo "SKIPPED LOUDLY: this CPU lacks $isa"

@@ -38,32 +38,38 @@ void repack_q4_K(const BlockQ4_K* const (&rows)[kR], int64_t i, BlockQ4_Kx8& out
   pack_six_bit_planes(six, out.lo4, out.hi2);
 }
 
-// Row r's 6-bit quant of element e (0..255), in ggml's Q6_K layout.
-uint8_t q6_K_quant(const BlockQ6_K& b, int e) {
-  const int h = e / 128;  // half
-  const int k = (e % 128) / 32;
-  const int l = e % 32;
-  const uint8_t ql = b.ql[64 * h + l + 32 * (k & 1)];
-  const uint8_t low = (k < 2) ? (ql & 0x0F) : (ql >> 4);
-  const uint8_t high = (b.qh[32 * h + l] >> (2 * k)) & 3;
-  return static_cast<uint8_t>(low | (high << 4));
+// The 256 six-bit quants of a Q6_K block in element order (ggml's layout: per half of 128,
+// ql holds the low nibbles of 4 runs of 32 and qh their top 2 bits).
+void q6_K_quants(const BlockQ6_K& b, uint8_t (&q)[kQK_K]) {
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* ql = b.ql + 64 * h;
+    const uint8_t* qh = b.qh + 32 * h;
+    uint8_t* out = q + 128 * h;
+    for (int l = 0; l < 32; ++l) {
+      out[l] = static_cast<uint8_t>((ql[l] & 0x0F) | ((qh[l] & 3) << 4));
+      out[l + 32] = static_cast<uint8_t>((ql[l + 32] & 0x0F) | (((qh[l] >> 2) & 3) << 4));
+      out[l + 64] = static_cast<uint8_t>((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4));
+      out[l + 96] = static_cast<uint8_t>((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4));
+    }
+  }
 }
 
 void repack_q6_K(const BlockQ6_K* const (&rows)[kR], int64_t i, BlockQ6_Kx8& out) {
-  std::memset(out.q, 0, sizeof(out.q));
   for (int r = 0; r < kR; ++r) {
     const BlockQ6_K& b = rows[r][i];
     out.d[r] = b.d;
     for (int g = 0; g < 16; ++g) out.scales[16 * (g / 2) + 2 * r + (g & 1)] = b.scales[g];
-    for (int e = 0; e < kQK_K; ++e) {
-      const uint8_t q = q6_K_quant(b, e);
-      const int step = e / 4;
-      const int byte = 4 * r + e % 4;
-      const int g = step / 4;
-      const int t = step % 4;  // step within the group
-      uint8_t* base = out.q + 96 * g;
-      base[32 * (t / 2) + byte] |= static_cast<uint8_t>((q & 0x0F) << (4 * (t & 1)));
-      base[64 + byte] |= static_cast<uint8_t>((q >> 4) << (2 * t));
+    uint8_t q[kQK_K];
+    q6_K_quants(b, q);
+    for (int g = 0; g < 16; ++g) {
+      uint8_t* base = out.q + 96 * g + 4 * r;
+      const uint8_t* e = q + 16 * g;  // steps 4g..4g+3 of 4 elements each
+      for (int x = 0; x < 4; ++x) {
+        base[x] = static_cast<uint8_t>((e[x] & 0x0F) | ((e[4 + x] & 0x0F) << 4));
+        base[32 + x] = static_cast<uint8_t>((e[8 + x] & 0x0F) | ((e[12 + x] & 0x0F) << 4));
+        base[64 + x] = static_cast<uint8_t>((e[x] >> 4) | ((e[4 + x] >> 4) << 2) | ((e[8 + x] >> 4) << 4) |
+                                            ((e[12 + x] >> 4) << 6));
+      }
     }
   }
 }
