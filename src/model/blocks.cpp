@@ -7,23 +7,6 @@
 
 namespace paddock {
 
-TensorView Arena::f32(std::initializer_list<int64_t> ne) {
-  int64_t n = 1;
-  for (int64_t d : ne) n *= d;
-  std::vector<float>& buf = bufs_.emplace_back(static_cast<size_t>(n));
-  return TensorView::contiguous(buf.data(), DType::kF32, ne);
-}
-
-void Arena::release_since(size_t mark, const TensorView& keep) {
-  for (size_t i = mark; i < bufs_.size(); ++i) {
-    if (bufs_[i].data() != keep.data) continue;
-    if (i != mark) bufs_[mark] = std::move(bufs_[i]);  // the data pointer (and `keep`) stays valid
-    bufs_.resize(mark + 1);
-    return;
-  }
-  bufs_.resize(mark);
-}
-
 Result<DecoderWeights> bind_decoder(const WeightBinder& b, HParams& hp, const DecoderOptions& opt) {
   DecoderWeights w;
   const std::string embd = "token_embd.weight";

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -17,23 +16,11 @@
 
 #include "backend/backend.h"
 #include "kv/kv_cache.h"
+#include "model/arena.h"
 #include "model/hparams.h"
 #include "model/weights.h"
 
 namespace paddock {
-
-// Owns the activation buffers of one forward pass.
-class Arena {
- public:
-  TensorView f32(std::initializer_list<int64_t> ne);
-  // Frees every buffer allocated since `mark()` except the one `keep` points into, so a pass
-  // holds one layer's intermediates at a time (a layer's output is all the next one needs).
-  size_t mark() const { return bufs_.size(); }
-  void release_since(size_t mark, const TensorView& keep);
-
- private:
-  std::deque<std::vector<float>> bufs_;
-};
 
 struct LayerWeights {
   TensorView attn_norm;                  // [n_embd]
