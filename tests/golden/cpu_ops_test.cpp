@@ -268,32 +268,119 @@ TEST_P(CpuOps, RopeBothModesWithFactorsAndPartialDims) {
   }
 }
 
-TEST_P(CpuOps, AttentionGroupedOverF16AndF32Caches) {
-  for (DType kv_type : {DType::kF32, DType::kF16}) {
-    for (int64_t n_head_kv : {1, 2, 4}) {
-      for (int64_t tokens : {1, 3, 17}) {
-        const int64_t d = 64, n_head = 4, n_kv = 40;
-        F32Tensor q = f32_tensor({d, n_head, tokens, 1}, 20);
-        F32Tensor kf = f32_tensor({d, n_head_kv, n_kv, 1}, 21, 0, 2.0f);
-        F32Tensor vf = f32_tensor({d, n_head_kv, n_kv, 1}, 22);
-        std::vector<uint16_t> kh(kf.storage.size()), vh(vf.storage.size());
-        for (size_t i = 0; i < kh.size(); ++i) kh[i] = f32_to_fp16(kf.storage[i]);
-        for (size_t i = 0; i < vh.size(); ++i) vh[i] = f32_to_fp16(vf.storage[i]);
-        const TensorView k = kv_type == DType::kF32
-                                 ? kf.view
-                                 : TensorView::contiguous(kh.data(), kv_type, {d, n_head_kv, n_kv});
-        const TensorView v = kv_type == DType::kF32
-                                 ? vf.view
-                                 : TensorView::contiguous(vh.data(), kv_type, {d, n_head_kv, n_kv});
-        std::vector<int32_t> pos;
-        for (int64_t t = 0; t < tokens; ++t) pos.push_back(static_cast<int32_t>(n_kv - tokens + t));
-        F32Tensor a = f32_tensor({d, n_head, tokens, 1}, 23);
-        F32Tensor b = f32_tensor({d, n_head, tokens, 1}, 24);
-        cpu_->attention(q.view, k, v, pos, 0.125f, a.view);
-        ref_->attention(q.view, k, v, pos, 0.125f, b.view);
-        expect_close(a.view, b.view, 2e-5, "attention " + std::string(dtype_name(kv_type)));
-      }
+// A K or V cache [d, n_head_kv, n_kv] of type t from Gaussian rows, laid out like a cache
+// view: each cell's rows followed by one spare row, so cells are not packed.
+struct CacheTensor {
+  std::vector<uint8_t> bytes;
+  TensorView view;
+};
+
+CacheTensor cache_tensor(DType t, int64_t d, int64_t n_head_kv, int64_t n_kv, uint32_t seed, float sigma) {
+  CacheTensor c;
+  const size_t row = dtype_row_bytes(t, d);
+  const size_t cell = row * static_cast<size_t>(n_head_kv + 1);
+  c.bytes.resize(cell * static_cast<size_t>(n_kv));
+  const std::vector<float> values = gaussian(static_cast<size_t>(d * n_head_kv * n_kv), seed, sigma);
+  for (int64_t j = 0; j < n_kv; ++j) {
+    for (int64_t h = 0; h < n_head_kv; ++h) {
+      const std::vector<uint8_t> q =
+          quantize(t, std::span<const float>(&values[static_cast<size_t>((j * n_head_kv + h) * d)],
+                                             static_cast<size_t>(d)));
+      std::copy(q.begin(), q.end(),
+                c.bytes.begin() +
+                    static_cast<ptrdiff_t>(cell * static_cast<size_t>(j) + row * static_cast<size_t>(h)));
     }
+  }
+  c.view.data = c.bytes.data();
+  c.view.type = t;
+  c.view.ne = {d, n_head_kv, n_kv, 1};
+  c.view.nb = {dtype_info(t).type_size, row, cell, cell * static_cast<size_t>(n_kv)};
+  return c;
+}
+
+// Token positions: the last `tokens` cells in order (a prompt or a decode step), or spread
+// out, unsorted and with gaps (several sequences' worth of cells, a shifted context).
+std::vector<int32_t> attention_positions(int64_t tokens, int64_t n_kv, bool scattered) {
+  std::vector<int32_t> pos;
+  std::mt19937 rng(static_cast<uint32_t>(tokens * 1000 + n_kv));
+  std::uniform_int_distribution<int32_t> any(0, static_cast<int32_t>(n_kv - 1));
+  for (int64_t t = 0; t < tokens; ++t)
+    pos.push_back(scattered ? any(rng) : static_cast<int32_t>(n_kv - tokens + t));
+  if (scattered) pos[0] = static_cast<int32_t>(n_kv - 1);  // the deepest cell is always used
+  return pos;
+}
+
+// K with a larger spread than V, so the softmax is far from uniform.
+struct KvCache {
+  KvCache(DType t, int64_t d, int64_t n_head_kv, int64_t n_kv)
+      : k(cache_tensor(t, d, n_head_kv, n_kv, 5000, 2.0f)),
+        v(cache_tensor(t, d, n_head_kv, n_kv, 9000, 1.0f)) {}
+  CacheTensor k, v;
+};
+
+void check_attention(Backend& cpu, Backend& ref, const KvCache& kv, int64_t group, int64_t tokens,
+                     bool scattered) {
+  const CacheTensor& k = kv.k;
+  const CacheTensor& v = kv.v;
+  const int64_t d = k.view.ne[0], n_head_kv = k.view.ne[1], n_kv = k.view.ne[2], n_head = n_head_kv * group;
+  SCOPED_TRACE(std::string(dtype_name(k.view.type)) + " d=" + std::to_string(d) +
+               " group=" + std::to_string(group) + " tokens=" + std::to_string(tokens) +
+               " n_kv=" + std::to_string(n_kv) + (scattered ? " scattered positions" : ""));
+  F32Tensor q = f32_tensor({d, n_head, tokens, 1}, 20, 3);
+  const std::vector<int32_t> pos = attention_positions(tokens, n_kv, scattered);
+  F32Tensor a = f32_tensor({d, n_head, tokens, 1}, 23, 1);
+  F32Tensor b = f32_tensor({d, n_head, tokens, 1}, 24);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  cpu.attention(q.view, k.view, v.view, pos, scale, a.view);
+  ref.attention(q.view, k.view, v.view, pos, scale, b.view);
+  expect_close(a.view, b.view, 2e-5, "attention");
+}
+
+// Every cache type, head dims 64 and one that is not a whole number of 8-float vectors
+// (block types: one block), 128 for F16 (32-cell tiles), group sizes 1 and 4, decode and
+// batches, cell counts that are not a multiple of the tile, and at 300 cells few tokens
+// split into chunks.
+TEST_P(CpuOps, AttentionEveryCacheTypeAndShape) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0}) {
+    const int64_t odd_dim = dtype_info(t).block_size == 1 ? 20 : 32;
+    for (int64_t d : {int64_t{64}, int64_t{128}, odd_dim}) {
+      if (d == 128 && t != DType::kF16) continue;
+      const KvCache kv(t, d, 2, 77);
+      for (int64_t group : {1, 4}) {
+        for (int64_t tokens : {1, 7, 37}) {
+          check_attention(*cpu_, *ref_, kv, group, tokens, false);
+          if (tokens > 1) check_attention(*cpu_, *ref_, kv, group, tokens, true);
+        }
+      }
+      const KvCache deep(t, d, 2, 300);
+      check_attention(*cpu_, *ref_, deep, 4, 1, false);
+      check_attention(*cpu_, *ref_, deep, 4, 7, true);
+    }
+  }
+}
+
+TEST_P(CpuOps, AttentionLongPromptAndDeepDecode) {
+  check_attention(*cpu_, *ref_, KvCache(DType::kF16, 64, 2, 100), 4, 100, false);
+  check_attention(*cpu_, *ref_, KvCache(DType::kF16, 64, 2, 3000), 4, 1, false);
+  check_attention(*cpu_, *ref_, KvCache(DType::kQ4_0, 128, 1, 700), 8, 3, true);
+}
+
+// Blocks and chunks follow from the shapes alone, so the thread count changes no bit.
+TEST_P(CpuOps, AttentionResultsIndependentOfThreadCount) {
+  Result<std::unique_ptr<Backend>> three = make_cpu_backend(3, GetParam().isa);
+  ASSERT_TRUE(three.ok()) << three.status().to_string();
+  for (auto [tokens, n_kv] : {std::pair<int64_t, int64_t>{1, 1000}, {5, 900}, {40, 200}}) {
+    const int64_t d = 64, n_head_kv = 4, n_head = 16;
+    F32Tensor q = f32_tensor({d, n_head, tokens, 1}, 30);
+    const CacheTensor k = cache_tensor(DType::kF16, d, n_head_kv, n_kv, 100, 2.0f);
+    const CacheTensor v = cache_tensor(DType::kF16, d, n_head_kv, n_kv, 200, 1.0f);
+    const std::vector<int32_t> pos = attention_positions(tokens, n_kv, tokens == 5);
+    std::vector<float> a(static_cast<size_t>(d * n_head * tokens)), b(a.size());
+    const TensorView av = TensorView::contiguous(a.data(), DType::kF32, {d, n_head, tokens});
+    const TensorView bv = TensorView::contiguous(b.data(), DType::kF32, {d, n_head, tokens});
+    cpu_->attention(q.view, k.view, v.view, pos, 0.125f, av);
+    three.value()->attention(q.view, k.view, v.view, pos, 0.125f, bv);
+    EXPECT_EQ(a, b) << "tokens " << tokens << " n_kv " << n_kv;
   }
 }
 
@@ -326,6 +413,13 @@ TEST_P(CpuOps, SupportsWhatRefSupports) {
       const DType types[] = {*t, DType::kF32};
       EXPECT_EQ(cpu_->supports(op, types), ref_->supports(op, types)) << op_name(op) << " " << dtype_name(*t);
     }
+    // Attention's K/V position: the KV cache types.
+    const DType kv[] = {DType::kF32, *t, *t};
+    EXPECT_EQ(cpu_->supports(Op::kAttention, kv), ref_->supports(Op::kAttention, kv)) << dtype_name(*t);
+  }
+  for (DType t : {DType::kF32, DType::kF16, DType::kQ8_0, DType::kQ4_0}) {
+    const DType kv[] = {DType::kF32, t, t};
+    EXPECT_TRUE(cpu_->supports(Op::kAttention, kv)) << dtype_name(t);
   }
 }
 

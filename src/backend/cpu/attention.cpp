@@ -1,33 +1,269 @@
-// Causal attention with grouped KV heads and online softmax (one pass over the visible cells,
-// rescaling the running sum and output when the maximum grows), so no score vector is
-// stored. Work is split over (token, kv head) pairs: the query heads that share a kv head
-// are processed together, so each K/V row is read and converted from F16 (or dequantized
-// from Q8_0 / Q4_0 with the quant table's functions) once per group.
+// Causal attention with grouped KV heads, blocked the flash-attention way. A work item is a
+// block of query rows (up to kBlockRows: consecutive tokens x the query heads sharing one kv
+// head) against the visible cells of a span of kv heads, walked in tiles of 32-64 cells:
+// each K/V tile is converted to F32 once per block (not once per token), then the tile
+// kernels (attention_kernels.h) compute the score tile, an online-softmax step (running max
+// and sum per row, no score vector longer than a tile) and the P.V accumulation.
+// Decode and short batches have too few blocks to keep every thread busy, so there the
+// visible cells are also split into chunks, whose (max, sum, output) states are merged
+// afterwards, chunk by chunk in order, and an item covers several kv heads so K/V rows are
+// read in the cache's order. Blocks and chunks depend only on the shapes and positions, and
+// every output is computed by one thread in a fixed order, so results do not depend on the
+// thread count.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "backend/cpu/dot.h"
+#include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/ops.h"
 #include "base/check.h"
-#include "quant/quant.h"
 
 namespace paddock::cpu {
 
 namespace {
 
-float dot(const float* a, const float* b, int64_t n) {
-  constexpr int kLanes = 8;
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) acc[l] += a[i + l] * b[i + l];
+constexpr int64_t kBlockRows = 32;
+// Below kMinItems (block, kv head) items, the cells are split into chunks of at least
+// kMinChunkCells (a chunk much shorter than that costs more to merge than it saves).
+constexpr int64_t kMinItems = 32;
+constexpr int64_t kMinChunkCells = 256;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+struct Plan {
+  int64_t d_k, d_v;
+  int64_t dkp, dvp;  // padded to whole 8-float vectors
+  int64_t group, n_head_kv, n_tokens;
+  int64_t block_tokens, n_blocks;
+  int64_t n_chunks, chunk_cells;
+  int64_t span, n_spans;  // kv heads per work item
+  int tile;
+  int64_t block_rows() const { return block_tokens * group; }
+  // Score-tile lanes per kv head: rows padded to whole vectors, or to kAttnDotRows for the
+  // few-row kernels, so two heads of a decode step share one vector.
+  int64_t lanes(int64_t rows) const { return rows <= kAttnDotRows ? kAttnDotRows : round_up(rows, 8); }
+  int64_t max_lanes() const { return round_up(span * lanes(block_rows()), 8); }
+  // A chunk's partial state: max and sum per row, then the unnormalised output rows.
+  int64_t partial_floats() const { return block_rows() * (2 + dvp); }
+};
+
+// Blocks and chunks (which decide the summation order) follow from the shapes alone; the
+// head span only decides which thread computes what, so it may follow the thread count.
+Plan make_plan(int64_t d_k, int64_t d_v, int64_t n_head, int64_t n_head_kv, int64_t n_tokens, int64_t kv_end,
+               int threads) {
+  Plan p{};
+  p.d_k = d_k;
+  p.d_v = d_v;
+  p.dkp = round_up(d_k, 8);
+  p.dvp = round_up(d_v, 8);
+  p.group = n_head / n_head_kv;
+  p.n_head_kv = n_head_kv;
+  p.n_tokens = n_tokens;
+  // Tiles of 64 cells keep a K and a V tile of head dim 64 in L1; larger heads take 32.
+  p.tile = p.dkp <= 64 && p.dvp <= 64 ? kAttnMaxTile : kAttnMaxTile / 2;
+  p.block_tokens = std::min(n_tokens, std::max<int64_t>(1, kBlockRows / p.group));
+  p.n_blocks = ceil_div(n_tokens, p.block_tokens);
+  p.n_chunks = 1;
+  p.span = 1;
+  const int64_t items = p.n_blocks * n_head_kv;
+  if (items < kMinItems) {
+    p.n_chunks = std::clamp<int64_t>(ceil_div(kv_end, kMinChunkCells), 1, ceil_div(kMinItems, p.n_blocks));
+    // Few query rows per cell: converting K/V is a large share of the work, and reading a
+    // cell's rows of every kv head together streams the cache instead of striding it.
+    const int64_t spans = std::clamp<int64_t>(ceil_div(2 * threads, p.n_blocks * p.n_chunks), 1, n_head_kv);
+    p.span = ceil_div(n_head_kv, spans);
   }
-  float sum = 0;
-  for (float v : acc) sum += v;
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
+  p.chunk_cells = round_up(ceil_div(kv_end, p.n_chunks), p.tile);
+  p.n_chunks = ceil_div(kv_end, p.chunk_cells);
+  p.n_spans = ceil_div(n_head_kv, p.span);
+  return p;
 }
+
+// One thread's tile buffers, kept across calls so decode does not allocate per layer. Per
+// kv head of the item's span: its query rows (row-major or transposed), K and V tiles and
+// output rows; the score tile, the softmax state and the visibility limits have one lane
+// per (kv head, row).
+struct TileScratch {
+  std::vector<float> q, qt, k, v, s, acc, m, l, c;
+  std::vector<int32_t> lim;
+  std::vector<int64_t> lane_pos;
+
+  void fit(const Plan& p) {
+    auto grow = [](auto& vec, int64_t n) {
+      if (static_cast<int64_t>(vec.size()) < n) vec.resize(static_cast<size_t>(n));
+    };
+    const int64_t lanes = p.max_lanes();
+    grow(q, p.span * kAttnDotRows * p.dkp);
+    grow(qt, p.span * p.dkp * p.lanes(p.block_rows()));
+    grow(k, p.span * kAttnMaxTile * p.dkp);
+    grow(v, p.span * kAttnMaxTile * p.dvp);
+    grow(s, kAttnMaxTile * lanes);
+    grow(acc, p.span * p.block_rows() * p.dvp);
+    grow(m, lanes);
+    grow(l, lanes);
+    grow(c, lanes);
+    grow(lim, lanes);
+    grow(lane_pos, lanes);
+  }
+};
+
+TileScratch& tile_scratch() {
+  thread_local TileScratch scratch;
+  return scratch;
+}
+
+class BlockedAttention {
+ public:
+  BlockedAttention(const AttentionKernels& kernels, TileToF32 convert, const Plan& plan, const TensorView& q,
+                   const TensorView& k, const TensorView& v, std::span<const int32_t> pos, float scale,
+                   const TensorView& dst, float* partials)
+      : kern_(kernels),
+        convert_(convert),
+        p_(plan),
+        q_(q),
+        k_(k),
+        v_(v),
+        pos_(pos),
+        scale_(scale),
+        dst_(dst),
+        partials_(partials) {}
+
+  int64_t n_items() const { return p_.n_blocks * p_.n_spans * p_.n_chunks; }
+
+  // Items run later blocks first (they see more cells), so threads claiming items one at a
+  // time finish together.
+  void run_item(int64_t item) const {
+    const int64_t span = item % p_.n_spans;
+    const int64_t chunk = item / p_.n_spans % p_.n_chunks;
+    const int64_t block = p_.n_blocks - 1 - item / (p_.n_chunks * p_.n_spans);
+    const int64_t hk0 = span * p_.span;
+    const int64_t heads = std::min(p_.n_head_kv, hk0 + p_.span) - hk0;
+    TileScratch& ts = tile_scratch();
+    ts.fit(p_);
+    const int64_t t0 = block * p_.block_tokens;
+    const int64_t t1 = std::min(p_.n_tokens, t0 + p_.block_tokens);
+    const int rows = static_cast<int>((t1 - t0) * p_.group);
+    const int64_t cs = p_.lanes(rows);           // lanes of one kv head
+    const int64_t rs = round_up(heads * cs, 8);  // lanes of the score tile
+    int64_t end = 0;
+    for (int64_t t = t0; t < t1; ++t) end = std::max<int64_t>(end, pos_[t] + 1);
+    const int64_t c0 = chunk * p_.chunk_cells;
+    const int64_t c1 = std::min(end, c0 + p_.chunk_cells);
+
+    // Row-major for the few-row dot kernels, else transposed (attention_kernels.h).
+    const bool dot_rows = rows <= kAttnDotRows;
+    for (int64_t hs = 0; hs < heads; ++hs) {
+      float* q = query_rows(ts, hs, rows);
+      std::fill_n(q, cs * p_.dkp, 0.0f);
+      for (int r = 0; r < rows; ++r) {
+        const int64_t h = (hk0 + hs) * p_.group + r % p_.group;
+        const float* row = reinterpret_cast<const float*>(q_.row(h, t0 + r / p_.group));
+        for (int64_t i = 0; i < p_.d_k; ++i) (dot_rows ? q[r * p_.dkp + i] : q[i * cs + r]) = row[i];
+      }
+    }
+    // Each lane's token position (-1: a padding lane, which sees nothing).
+    for (int64_t x = 0; x < rs; ++x) {
+      const int64_t r = x % cs;
+      ts.lane_pos[static_cast<size_t>(x)] = x / cs < heads && r < rows ? pos_[t0 + r / p_.group] : -1;
+    }
+    std::fill_n(ts.m.begin(), rs, -INFINITY);
+    std::fill_n(ts.l.begin(), rs, 0.0f);
+    std::fill_n(ts.acc.begin(), heads * rows * p_.dvp, 0.0f);
+    for (int64_t j0 = c0; j0 < c1; j0 += p_.tile) {
+      const int nc = static_cast<int>(std::min<int64_t>(p_.tile, c1 - j0));
+      convert_({k_.row(hk0, j0), k_.nb[2], k_.nb[1], static_cast<int>(heads), nc, p_.d_k}, ts.k.data(),
+               p_.dkp);
+      convert_({v_.row(hk0, j0), v_.nb[2], v_.nb[1], static_cast<int>(heads), nc, p_.d_v}, ts.v.data(),
+               p_.dvp);
+      // Cell j0 + j is visible to a lane iff j <= lim = its position - j0.
+      for (int64_t x = 0; x < rs; ++x) {
+        const int64_t lim = std::max<int64_t>(ts.lane_pos[static_cast<size_t>(x)] - j0, -1);
+        ts.lim[static_cast<size_t>(x)] = static_cast<int32_t>(std::min<int64_t>(lim, nc));
+      }
+      for (int64_t hs = 0; hs < heads; ++hs) {
+        kern_.scores(query_rows(ts, hs, rows), query_rows(ts, hs, rows), k_tile(ts, hs, 0), p_.dkp, rows, rs,
+                     nc, scale_, &ts.s[static_cast<size_t>(hs * cs)]);
+      }
+      kern_.softmax(ts.s.data(), rs, nc, ts.lim.data(), ts.m.data(), ts.l.data(), ts.c.data());
+      for (int64_t hs = 0; hs < heads; ++hs) {
+        kern_.pv(&ts.s[static_cast<size_t>(hs * cs)], rs, v_tile(ts, hs, 0), p_.dvp, rows, nc,
+                 &ts.c[static_cast<size_t>(hs * cs)], &ts.acc[static_cast<size_t>(hs * rows * p_.dvp)]);
+      }
+    }
+
+    for (int64_t hs = 0; hs < heads; ++hs) {
+      const float* m = &ts.m[static_cast<size_t>(hs * cs)];
+      const float* l = &ts.l[static_cast<size_t>(hs * cs)];
+      const float* acc = &ts.acc[static_cast<size_t>(hs * rows * p_.dvp)];
+      if (p_.n_chunks == 1) {
+        for (int r = 0; r < rows; ++r) write_output(hk0 + hs, t0, r, acc + r * p_.dvp, 1.0f / l[r]);
+        continue;
+      }
+      float* part = partial(hk0 + hs, block, chunk);
+      std::copy_n(m, rows, part);
+      std::copy_n(l, rows, part + p_.block_rows());
+      std::copy_n(acc, rows * p_.dvp, part + 2 * p_.block_rows());
+    }
+  }
+
+  // The chunks of one (kv head, block) merged in chunk order: out = sum_c e^(m_c - M) acc_c /
+  // sum_c e^(m_c - M) l_c with M the largest m_c.
+  void merge(int64_t hk, int64_t block, std::vector<float>& out) const {
+    const int64_t t0 = block * p_.block_tokens;
+    const int64_t rows = (std::min(p_.n_tokens, t0 + p_.block_tokens) - t0) * p_.group;
+    const int64_t br = p_.block_rows();
+    out.resize(static_cast<size_t>(p_.dvp));
+    for (int64_t r = 0; r < rows; ++r) {
+      float max = -INFINITY;
+      for (int64_t c = 0; c < p_.n_chunks; ++c) max = std::max(max, partial(hk, block, c)[r]);
+      std::fill(out.begin(), out.end(), 0.0f);
+      float sum = 0;
+      for (int64_t c = 0; c < p_.n_chunks; ++c) {
+        const float* part = partial(hk, block, c);
+        if (part[r] == -INFINITY) continue;  // nothing of this chunk is visible to the row
+        const float w = std::exp(part[r] - max);
+        sum += w * part[br + r];
+        const float* acc = part + 2 * br + r * p_.dvp;
+        for (int64_t i = 0; i < p_.d_v; ++i) out[static_cast<size_t>(i)] += w * acc[i];
+      }
+      write_output(hk, t0, static_cast<int>(r), out.data(), 1.0f / sum);
+    }
+  }
+
+ private:
+  // One kv head's query rows: kAttnDotRows row-major rows, or lanes(rows) transposed ones.
+  float* query_rows(TileScratch& ts, int64_t hs, int rows) const {
+    return rows <= kAttnDotRows ? &ts.q[static_cast<size_t>(hs * kAttnDotRows * p_.dkp)]
+                                : &ts.qt[static_cast<size_t>(hs * p_.dkp * p_.lanes(rows))];
+  }
+  float* k_tile(TileScratch& ts, int64_t hs, int j) const {
+    return &ts.k[static_cast<size_t>((hs * kAttnMaxTile + j) * p_.dkp)];
+  }
+  float* v_tile(TileScratch& ts, int64_t hs, int j) const {
+    return &ts.v[static_cast<size_t>((hs * kAttnMaxTile + j) * p_.dvp)];
+  }
+  float* partial(int64_t hk, int64_t block, int64_t chunk) const {
+    return partials_ + ((block * p_.n_head_kv + hk) * p_.n_chunks + chunk) * p_.partial_floats();
+  }
+
+  void write_output(int64_t hk, int64_t t0, int r, const float* acc, float inv_sum) const {
+    const int64_t h = hk * p_.group + r % p_.group;
+    const int64_t t = t0 + r / p_.group;
+    for (int64_t i = 0; i < p_.d_v; ++i) dst_.f32(i, h, t) = acc[i] * inv_sum;
+  }
+
+  const AttentionKernels& kern_;
+  TileToF32 convert_;
+  const Plan& p_;
+  const TensorView& q_;
+  const TensorView& k_;
+  const TensorView& v_;
+  std::span<const int32_t> pos_;
+  float scale_;
+  const TensorView& dst_;
+  float* partials_;
+};
 
 }  // namespace
 
@@ -48,62 +284,34 @@ void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorVi
   PADDOCK_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0);
   PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == n_tokens);
   PADDOCK_CHECK(dst.type == DType::kF32 && dst.ne[0] == d_v && dst.ne[1] == n_head && dst.ne[2] == n_tokens);
-  for (int32_t p : pos) PADDOCK_CHECK(p >= 0 && p < n_kv);
-  const int64_t group = n_head / n_head_kv;
-  const bool f16 = k.type == DType::kF16;
-  const HalfToFloatFn to_float = half_to_float_kernel(isa);
-  const QuantOps* quant = k.type == DType::kF32 || f16 ? nullptr : quant_ops(k.type);
+  int64_t kv_end = 0;
+  for (int32_t p : pos) {
+    PADDOCK_CHECK(p >= 0 && p < n_kv);
+    kv_end = std::max<int64_t>(kv_end, p + 1);
+  }
+  if (n_tokens == 0 || d_v == 0) return;
 
-  pool.parallel_for(n_tokens * n_head_kv, [&](int64_t begin, int64_t end, int) {
-    std::vector<float> kbuf(static_cast<size_t>(d_k));
-    std::vector<float> vbuf(static_cast<size_t>(d_v));
-    std::vector<float> acc(static_cast<size_t>(group * d_v));
-    std::vector<float> max(static_cast<size_t>(group));
-    std::vector<float> sum(static_cast<size_t>(group));
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t hk = r % n_head_kv;
-      const int64_t t = r / n_head_kv;
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      std::fill(max.begin(), max.end(), -INFINITY);
-      std::fill(sum.begin(), sum.end(), 0.0f);
-      for (int64_t j = 0; j <= pos[t]; ++j) {
-        const float* krow = reinterpret_cast<const float*>(k.row(hk, j));
-        const float* vrow = reinterpret_cast<const float*>(v.row(hk, j));
-        if (f16) {
-          to_float(reinterpret_cast<const uint16_t*>(k.row(hk, j)), kbuf.data(), d_k);
-          to_float(reinterpret_cast<const uint16_t*>(v.row(hk, j)), vbuf.data(), d_v);
-          krow = kbuf.data();
-          vrow = vbuf.data();
-        } else if (quant != nullptr) {
-          quant->dequantize_row(k.row(hk, j), kbuf.data(), d_k);
-          quant->dequantize_row(v.row(hk, j), vbuf.data(), d_v);
-          krow = kbuf.data();
-          vrow = vbuf.data();
-        }
-        for (int64_t g = 0; g < group; ++g) {
-          const int64_t h = hk * group + g;
-          const float s = dot(reinterpret_cast<const float*>(q.row(h, t)), krow, d_k) * scale;
-          float* out = &acc[static_cast<size_t>(g * d_v)];
-          float p = 1.0f;
-          if (s > max[g]) {
-            // The new maximum rescales what was accumulated so far (exp(-inf) = 0 at start).
-            const float c = std::exp(max[g] - s);
-            for (int64_t i = 0; i < d_v; ++i) out[i] *= c;
-            sum[g] *= c;
-            max[g] = s;
-          } else {
-            p = std::exp(s - max[g]);
-          }
-          for (int64_t i = 0; i < d_v; ++i) out[i] += p * vrow[i];
-          sum[g] += p;
-        }
-      }
-      for (int64_t g = 0; g < group; ++g) {
-        const float inv = 1.0f / sum[g];
-        const float* out = &acc[static_cast<size_t>(g * d_v)];
-        for (int64_t i = 0; i < d_v; ++i) dst.f32(i, hk * group + g, t) = out[i] * inv;
-      }
-    }
+  const AttentionKernels& kernels = attention_kernels(isa);
+  TileToF32 convert = kernels.f32_tile;
+  switch (k.type) {
+    case DType::kF16: convert = kernels.f16_tile; break;
+    case DType::kQ8_0: convert = kernels.q8_0_tile; break;
+    case DType::kQ4_0: convert = kernels.q4_0_tile; break;
+    default: break;
+  }
+  const Plan plan = make_plan(d_k, d_v, n_head, n_head_kv, n_tokens, kv_end, pool.size());
+  thread_local std::vector<float> partials;
+  if (plan.n_chunks > 1) {
+    partials.resize(static_cast<size_t>(plan.n_blocks * n_head_kv * plan.n_chunks * plan.partial_floats()));
+  }
+  const BlockedAttention attn(kernels, convert, plan, q, k, v, pos, scale, dst, partials.data());
+  pool.parallel_for_chunked(attn.n_items(), 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t item = begin; item < end; ++item) attn.run_item(item);
+  });
+  if (plan.n_chunks == 1) return;
+  pool.parallel_for(plan.n_blocks * n_head_kv, [&](int64_t begin, int64_t end, int) {
+    std::vector<float> out;
+    for (int64_t i = begin; i < end; ++i) attn.merge(i % n_head_kv, i / n_head_kv, out);
   });
 }
 

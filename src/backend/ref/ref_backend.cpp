@@ -43,10 +43,11 @@ class RefBackend final : public Backend {
         return !types.empty() && ref::can_read_rows(types[0]) &&
                std::all_of(types.begin() + 1, types.end(), f32);
       case Op::kAttention:
-        // q F32; k and v F16 or F32 (the KV cache types).
+        // q F32; k and v of a KV cache type: F16, F32, Q8_0 or Q4_0.
         return !types.empty() && types[0] == DType::kF32 &&
-               std::all_of(types.begin() + 1, types.end(),
-                           [](DType t) { return t == DType::kF32 || t == DType::kF16; });
+               std::all_of(types.begin() + 1, types.end(), [](DType t) {
+                 return t == DType::kF32 || t == DType::kF16 || t == DType::kQ8_0 || t == DType::kQ4_0;
+               });
       case Op::kCopy: return all(is_float_type);
       case Op::kRmsNorm:
       case Op::kMul:

@@ -1,0 +1,283 @@
+// AVX2 (+FMA, F16C) attention tile kernels. Scores: 4 cells x 16 query rows per step, a K
+// element broadcast against 8 rows of the transposed queries (no horizontal sums). Softmax:
+// 8 rows at a time down the cells, with a vectorised e^x (Cephes-style range reduction and
+// degree-5 polynomial, ~1 ulp); masked cells are forced to -inf so they come out as exactly
+// 0. P.V: 4 rows x 16 output lanes per step, the rescale by c folded into the accumulator
+// load. Dequantizers give the reference functions' exact floats (q * d in float).
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/attention_kernels.h"
+#include "backend/cpu/simd_x86.h"
+#include "quant/blocks.h"
+
+namespace paddock::cpu {
+
+#if defined(PADDOCK_X86)
+
+namespace {
+
+// Below ln(FLT_MIN) the result would be denormal: flushed to 0 (softmax weights that small
+// are 0 against the row's maximum, whose weight is 1). Above 88, e^x is clamped to e^88.
+constexpr float kExpLo = -87.33654475f;
+constexpr float kExpHi = 88.0f;
+
+PADDOCK_TARGET_AVX2 inline __m256 exp8(__m256 x) {
+  const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(kExpLo), _CMP_LT_OQ);
+  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(kExpHi)), _mm256_set1_ps(kExpLo));
+  // x = n ln2 + r, |r| <= ln2 / 2; ln2 in two parts so n * ln2_hi is exact.
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  // e^r = 1 + r + r^2 P(r) (Cephes expf coefficients).
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  // 2^n built in the exponent field: n is in [-126, 127], so the power is a normal float.
+  const __m256i pow2 = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, _mm256_castsi256_ps(pow2)));
+}
+
+PADDOCK_TARGET_AVX2 void exp_rows(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    float in[8] = {}, out[8];
+    for (int64_t k = i; k < n; ++k) in[k - i] = x[k];
+    _mm256_storeu_ps(out, exp8(_mm256_loadu_ps(in)));
+    for (int64_t k = i; k < n; ++k) y[k] = out[k - i];
+  }
+}
+
+// Scores of 4 cells x W vectors of 8 query rows: k[c][i] broadcast, qt[i][rows] loaded.
+template <int W>
+PADDOCK_TARGET_AVX2 inline void scores_block(const float* qt, int64_t qs, const float* k, int64_t dk,
+                                             int64_t rs, float scale, float* s) {
+  __m256 acc[4][W];
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; ++c) {
+#pragma GCC unroll 4
+    for (int w = 0; w < W; ++w) acc[c][w] = _mm256_setzero_ps();
+  }
+  for (int64_t i = 0; i < dk; ++i) {
+    __m256 q[W];
+#pragma GCC unroll 4
+    for (int w = 0; w < W; ++w) q[w] = _mm256_loadu_ps(qt + i * qs + 8 * w);
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      const __m256 kc = _mm256_broadcast_ss(k + c * dk + i);
+#pragma GCC unroll 4
+      for (int w = 0; w < W; ++w) acc[c][w] = _mm256_fmadd_ps(kc, q[w], acc[c][w]);
+    }
+  }
+  const __m256 sc = _mm256_set1_ps(scale);
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; ++c) {
+#pragma GCC unroll 4
+    for (int w = 0; w < W; ++w) _mm256_storeu_ps(s + c * rs + 8 * w, _mm256_mul_ps(acc[c][w], sc));
+  }
+}
+
+// [sum(x0), ..., sum(x7)]: lanes 0-3 from x0..x3, lanes 4-7 from x4..x7.
+PADDOCK_TARGET_AVX2 inline __m256 hsum8(const __m256* x) {
+  const __m256 u0 = _mm256_hadd_ps(_mm256_hadd_ps(x[0], x[1]), _mm256_hadd_ps(x[2], x[3]));
+  const __m256 u1 = _mm256_hadd_ps(_mm256_hadd_ps(x[4], x[5]), _mm256_hadd_ps(x[6], x[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+// Scores of 4 query rows (row-major) x 2 cells as eight 8-lane dots reduced together: for
+// decode, where broadcasting K against a vector of mostly padding rows would waste lanes.
+PADDOCK_TARGET_AVX2 inline void scores_dot_4x2(const float* q, const float* k, int64_t dk, int64_t rs,
+                                               float scale, float* s) {
+  __m256 acc[8];
+#pragma GCC unroll 8
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  for (int64_t i = 0; i < dk; i += 8) {
+    const __m256 k0 = _mm256_loadu_ps(k + i), k1 = _mm256_loadu_ps(k + dk + i);
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) {
+      const __m256 qr = _mm256_loadu_ps(q + r * dk + i);
+      acc[r] = _mm256_fmadd_ps(qr, k0, acc[r]);
+      acc[4 + r] = _mm256_fmadd_ps(qr, k1, acc[4 + r]);
+    }
+  }
+  const __m256 sums = _mm256_mul_ps(hsum8(acc), _mm256_set1_ps(scale));
+  _mm_storeu_ps(s, _mm256_castps256_ps128(sums));
+  _mm_storeu_ps(s + rs, _mm256_extractf128_ps(sums, 1));
+}
+
+PADDOCK_TARGET_AVX2 void scores(const float* q, const float* qt, const float* k, int64_t dk, int rows,
+                                int64_t rs, int nc, float scale, float* s) {
+  if (rows <= kAttnDotRows) {
+    for (int j = 0; j < nc; j += 2) scores_dot_4x2(q, k + j * dk, dk, rs, scale, s + j * rs);
+    return;
+  }
+  const int64_t qs = (rows + 7) / 8 * 8;
+  for (int j = 0; j < nc; j += 4) {
+    int64_t r = 0;
+    for (; r + 16 <= qs; r += 16) scores_block<2>(qt + r, qs, k + j * dk, dk, rs, scale, s + j * rs + r);
+    if (r < qs) scores_block<1>(qt + r, qs, k + j * dk, dk, rs, scale, s + j * rs + r);
+  }
+}
+
+PADDOCK_TARGET_AVX2 void softmax(float* s, int64_t rs, int nc, const int32_t* lim, float* m, float* l,
+                                 float* c) {
+  const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
+  for (int64_t r = 0; r < rs; r += 8) {
+    const __m256i lim8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lim + r));
+    const __m256 m_old = _mm256_loadu_ps(m + r);
+    __m256 mx = m_old;
+    for (int j = 0; j < nc; ++j) {
+      // Visible iff j <= lim, i.e. lim > j - 1; the others become -inf and so exactly 0.
+      const __m256 visible = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim8, _mm256_set1_epi32(j - 1)));
+      const __m256 x = _mm256_blendv_ps(neg_inf, _mm256_loadu_ps(s + j * rs + r), visible);
+      _mm256_storeu_ps(s + j * rs + r, x);
+      mx = _mm256_max_ps(mx, x);
+    }
+    // Rows that have seen nothing yet subtract 0, so no -inf - -inf occurs.
+    const __m256 base = _mm256_andnot_ps(_mm256_cmp_ps(mx, neg_inf, _CMP_EQ_OQ), mx);
+    const __m256 cv = exp8(_mm256_sub_ps(m_old, base));
+    __m256 sum = _mm256_setzero_ps();
+    for (int j = 0; j < nc; ++j) {
+      const __m256 p = exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j * rs + r), base));
+      _mm256_storeu_ps(s + j * rs + r, p);
+      sum = _mm256_add_ps(sum, p);
+    }
+    _mm256_storeu_ps(m + r, mx);
+    _mm256_storeu_ps(c + r, cv);
+    _mm256_storeu_ps(l + r, _mm256_fmadd_ps(_mm256_loadu_ps(l + r), cv, sum));
+  }
+}
+
+// R rows x W vectors of output lanes [i, i + 8W).
+template <int R, int W>
+PADDOCK_TARGET_AVX2 inline void pv_block(const float* p, int64_t rs, const float* v, int64_t dv, int nc,
+                                         const float* c, float* acc) {
+  __m256 a[R][W];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const __m256 cr = _mm256_set1_ps(c[r]);
+#pragma GCC unroll 4
+    for (int w = 0; w < W; ++w) a[r][w] = _mm256_mul_ps(_mm256_loadu_ps(acc + r * dv + 8 * w), cr);
+  }
+  for (int j = 0; j < nc; ++j) {
+    __m256 vv[W];
+#pragma GCC unroll 4
+    for (int w = 0; w < W; ++w) vv[w] = _mm256_loadu_ps(v + j * dv + 8 * w);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m256 pr = _mm256_broadcast_ss(p + j * rs + r);
+#pragma GCC unroll 4
+      for (int w = 0; w < W; ++w) a[r][w] = _mm256_fmadd_ps(pr, vv[w], a[r][w]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int w = 0; w < W; ++w) _mm256_storeu_ps(acc + r * dv + 8 * w, a[r][w]);
+  }
+}
+
+template <int R>
+PADDOCK_TARGET_AVX2 inline void pv_rows(const float* p, int64_t rs, const float* v, int64_t dv, int nc,
+                                        const float* c, float* acc) {
+  int64_t i = 0;
+  for (; i + 16 <= dv; i += 16) pv_block<R, 2>(p, rs, v + i, dv, nc, c, acc + i);
+  if (i < dv) pv_block<R, 1>(p, rs, v + i, dv, nc, c, acc + i);
+}
+
+PADDOCK_TARGET_AVX2 void pv(const float* p, int64_t rs, const float* v, int64_t dv, int rows, int nc,
+                            const float* c, float* acc) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) pv_rows<4>(p + r, rs, v, dv, nc, c + r, acc + r * dv);
+  switch (rows - r) {
+    case 3: pv_rows<3>(p + r, rs, v, dv, nc, c + r, acc + r * dv); break;
+    case 2: pv_rows<2>(p + r, rs, v, dv, nc, c + r, acc + r * dv); break;
+    case 1: pv_rows<1>(p + r, rs, v, dv, nc, c + r, acc + r * dv); break;
+    default: break;
+  }
+}
+
+PADDOCK_TARGET_AVX2 inline void f16_row(const void* src, float* dst, int64_t n) {
+  const auto* h = static_cast<const uint16_t*>(src);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+  }
+  for (; i < n; ++i) dst[i] = _cvtsh_ss(h[i]);
+}
+
+// Eight int8 lanes (the low 8 bytes of b) times d.
+PADDOCK_TARGET_AVX2 inline __m256 scaled8(__m128i b, __m256 d) {
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), d);
+}
+
+PADDOCK_TARGET_AVX2 inline void q8_0_row(const void* src, float* dst, int64_t n) {
+  const auto* b = static_cast<const BlockQ8_0*>(src);
+  for (int64_t blk = 0; blk < n / kQK8_0; ++blk, dst += kQK8_0) {
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(b[blk].d));
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[blk].qs));
+    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[blk].qs + 16));
+    _mm256_storeu_ps(dst, scaled8(lo, d));
+    _mm256_storeu_ps(dst + 8, scaled8(_mm_srli_si128(lo, 8), d));
+    _mm256_storeu_ps(dst + 16, scaled8(hi, d));
+    _mm256_storeu_ps(dst + 24, scaled8(_mm_srli_si128(hi, 8), d));
+  }
+}
+
+PADDOCK_TARGET_AVX2 inline void q4_0_row(const void* src, float* dst, int64_t n) {
+  const auto* b = static_cast<const BlockQ4_0*>(src);
+  const __m128i mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+  for (int64_t blk = 0; blk < n / kQK4_0; ++blk, dst += kQK4_0) {
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(b[blk].d));
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[blk].qs));
+    const __m128i lo = _mm_sub_epi8(_mm_and_si128(raw, mask), eight);                     // elements 0..15
+    const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), mask), eight);  // 16..31
+    _mm256_storeu_ps(dst, scaled8(lo, d));
+    _mm256_storeu_ps(dst + 8, scaled8(_mm_srli_si128(lo, 8), d));
+    _mm256_storeu_ps(dst + 16, scaled8(hi, d));
+    _mm256_storeu_ps(dst + 24, scaled8(_mm_srli_si128(hi, 8), d));
+  }
+}
+
+inline void f32_row(const void* src, float* dst, int64_t n) {
+  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+}
+
+template <void (*Row)(const void*, float*, int64_t)>
+PADDOCK_TARGET_AVX2 void tile_to_f32(const TileRows& t, float* dst, int64_t dst_row) {
+  for (int j = 0; j < t.cells; ++j) {
+    for (int h = 0; h < t.heads; ++h) {
+      float* out = dst + (h * kAttnMaxTile + j) * dst_row;
+      Row(t.src + static_cast<size_t>(j) * t.cell_stride + static_cast<size_t>(h) * t.head_stride, out, t.n);
+      for (int64_t i = t.n; i < dst_row; ++i) out[i] = 0.0f;
+    }
+  }
+}
+
+constexpr AttentionKernels kAvx2 = {scores,
+                                    softmax,
+                                    pv,
+                                    tile_to_f32<f32_row>,
+                                    tile_to_f32<f16_row>,
+                                    tile_to_f32<q8_0_row>,
+                                    tile_to_f32<q4_0_row>};
+
+}  // namespace
+
+const AttentionKernels* attention_kernels_avx2() { return &kAvx2; }
+ExpFn exp_avx2_kernel() { return exp_rows; }
+
+#else
+
+const AttentionKernels* attention_kernels_avx2() { return nullptr; }
+ExpFn exp_avx2_kernel() { return nullptr; }
+
+#endif
+
+}  // namespace paddock::cpu

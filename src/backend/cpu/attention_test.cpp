@@ -1,0 +1,168 @@
+// The AVX2 softmax's e^x against std::exp: within 2 ulp wherever the result is a normal
+// float, exactly 1 at 0, and 0 (never NaN or negative) far below, -inf included; and the
+// AVX2 tile kernels against the scalar ones on both query layouts, with masked cells,
+// padding lanes and rows that have seen nothing yet. The whole op is checked against the
+// ref backend in tests/golden/cpu_ops_test.cpp.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/attention_kernels.h"
+#include "backend/cpu/test_support.h"
+
+namespace paddock {
+namespace {
+
+int64_t ulp_distance(float a, float b) {
+  int32_t ia = 0, ib = 0;
+  std::memcpy(&ia, &a, sizeof(a));
+  std::memcpy(&ib, &b, sizeof(b));
+  return std::abs(static_cast<int64_t>(ia) - static_cast<int64_t>(ib));  // both >= 0 here
+}
+
+std::vector<float> exp_avx2(const std::vector<float>& x) {
+  std::vector<float> y(x.size(), -1.0f);
+  cpu::exp_avx2_kernel()(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  return y;
+}
+
+TEST(AttentionExp, WithinTwoUlpOfStdExpOverTheNormalRange) {
+  PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
+  std::vector<float> x;
+  for (float v = -87.3f; v <= 88.0f; v += 0.00731f) x.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-7f, -1e-7f, 0.5f * std::log(2.0f), -0.5f * std::log(2.0f),
+                  -87.336f, 88.0f})
+    x.push_back(v);
+  x.push_back(1.0f);  // an odd count: the last partial vector goes through the tail path
+  const std::vector<float> y = exp_avx2(x);
+  int64_t worst = 0;
+  float worst_x = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want = std::exp(x[i]);
+    ASSERT_TRUE(std::isfinite(y[i])) << "x " << x[i];
+    const int64_t d = ulp_distance(y[i], want);
+    if (d > worst) {
+      worst = d;
+      worst_x = x[i];
+    }
+  }
+  EXPECT_LE(worst, 2) << "worst at x = " << worst_x;
+}
+
+TEST(AttentionExp, ZeroIsOneAndFarBelowIsZeroNeverNaN) {
+  PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {0.0f,   -0.0f,    -87.34f, -88.0f,  -100.0f, -1e4f,
+                                -1e30f, -FLT_MAX, -inf,    -104.0f, -90.5f};
+  const std::vector<float> y = exp_avx2(x);
+  EXPECT_EQ(y[0], 1.0f);
+  EXPECT_EQ(y[1], 1.0f);
+  for (size_t i = 2; i < x.size(); ++i) {
+    EXPECT_FALSE(std::isnan(y[i])) << "x " << x[i];
+    EXPECT_GE(y[i], 0.0f) << "x " << x[i];
+    EXPECT_LE(y[i], FLT_MIN) << "x " << x[i];  // e^x is below the smallest normal float here
+  }
+  EXPECT_EQ(y[x.size() - 3], 0.0f) << "e^-inf";
+}
+
+TEST(AttentionExp, LargeInputsAreClampedNotInfinite) {
+  PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
+  const std::vector<float> y = exp_avx2({88.0f, 89.0f, 1e6f, std::numeric_limits<float>::infinity()});
+  for (float v : y) EXPECT_EQ(v, y[0]);
+  EXPECT_LE(ulp_distance(y[0], std::exp(88.0f)), 2);
+}
+
+std::vector<float> normal(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+void expect_near_all(const std::vector<float>& got, const std::vector<float>& want, double rel,
+                     const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isinf(want[i])) {
+      EXPECT_EQ(got[i], want[i]) << what << " [" << i << "]";
+    } else {
+      EXPECT_NEAR(got[i], want[i], rel * std::max(1.0f, std::fabs(want[i]))) << what << " [" << i << "]";
+    }
+  }
+}
+
+TEST(AttentionTileKernels, Avx2MatchesScalar) {
+  PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
+  const cpu::AttentionKernels& scalar = cpu::attention_kernels_scalar();
+  const cpu::AttentionKernels& avx2 = cpu::attention_kernels(CpuIsa::kAvx2);
+  constexpr int64_t kDk = 24, kDv = 40, kRs = 24;  // three lane vectors; dims padded to 8
+  for (int rows : {1, 3, 4, 5, 13}) {
+    for (int nc : {1, 5, cpu::kAttnMaxTile}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + " cells " + std::to_string(nc));
+      const std::vector<float> rows_q = normal(static_cast<size_t>(rows * kDk), 1);
+      // Row-major (padded to kAttnDotRows rows) and transposed (padded to whole vectors).
+      std::vector<float> q(static_cast<size_t>(std::max(rows, cpu::kAttnDotRows) * kDk));
+      const int qs = (rows + 7) / 8 * 8;
+      std::vector<float> qt(static_cast<size_t>(kDk * qs));
+      for (int r = 0; r < rows; ++r) {
+        for (int64_t i = 0; i < kDk; ++i) {
+          q[static_cast<size_t>(r * kDk + i)] = rows_q[static_cast<size_t>(r * kDk + i)];
+          qt[static_cast<size_t>(i * qs + r)] = rows_q[static_cast<size_t>(r * kDk + i)];
+        }
+      }
+      const std::vector<float> k = normal(static_cast<size_t>(cpu::kAttnMaxTile * kDk), 2);
+      const std::vector<float> v = normal(static_cast<size_t>(cpu::kAttnMaxTile * kDv), 3);
+      std::vector<float> s_want(static_cast<size_t>(cpu::kAttnMaxTile * kRs), 0.0f), s_got = s_want;
+      scalar.scores(q.data(), qt.data(), k.data(), kDk, rows, kRs, nc, 0.3f, s_want.data());
+      avx2.scores(q.data(), qt.data(), k.data(), kDk, rows, kRs, nc, 0.3f, s_got.data());
+      for (int j = 0; j < nc; ++j) {
+        for (int r = 0; r < rows; ++r) {
+          const size_t at = static_cast<size_t>(j * kRs + r);
+          EXPECT_NEAR(s_got[at], s_want[at], 1e-5 * std::max(1.0f, std::fabs(s_want[at]))) << "score " << at;
+        }
+      }
+      // Softmax from the same scores: lanes with a running state, fresh lanes (m = -inf),
+      // limits before, inside and past the tile, and padding lanes (-1).
+      std::vector<int32_t> lim(kRs, -1);
+      std::vector<float> m(kRs, -INFINITY), l(kRs, 0.0f);
+      for (int r = 0; r < rows; ++r) {
+        lim[static_cast<size_t>(r)] = (r * 7) % (nc + 3) - 1;
+        if (r % 2 == 1) {
+          m[static_cast<size_t>(r)] = 0.5f * static_cast<float>(r % 5) - 1.0f;
+          l[static_cast<size_t>(r)] = 2.0f + static_cast<float>(r);
+        }
+      }
+      std::vector<float> m_got = m, l_got = l, c_want(kRs), c_got(kRs);
+      s_got = s_want;
+      scalar.softmax(s_want.data(), kRs, nc, lim.data(), m.data(), l.data(), c_want.data());
+      avx2.softmax(s_got.data(), kRs, nc, lim.data(), m_got.data(), l_got.data(), c_got.data());
+      expect_near_all(m_got, m, 0, "m");
+      expect_near_all(l_got, l, 1e-6, "l");
+      expect_near_all(c_got, c_want, 1e-6, "c");
+      for (float x : l_got) EXPECT_FALSE(std::isnan(x));
+      for (int j = 0; j < nc; ++j) {
+        for (int r = 0; r < kRs; ++r) {
+          const size_t at = static_cast<size_t>(j * kRs + r);
+          EXPECT_NEAR(s_got[at], s_want[at], 1e-6) << "p " << at;
+          if (j > lim[static_cast<size_t>(r)]) {
+            EXPECT_EQ(s_got[at], 0.0f) << "masked p " << at;
+          }
+        }
+      }
+      std::vector<float> acc_want = normal(static_cast<size_t>(rows * kDv), 4), acc_got = acc_want;
+      scalar.pv(s_want.data(), kRs, v.data(), kDv, rows, nc, c_want.data(), acc_want.data());
+      avx2.pv(s_want.data(), kRs, v.data(), kDv, rows, nc, c_want.data(), acc_got.data());
+      expect_near_all(acc_got, acc_want, 1e-5, "acc");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace paddock
