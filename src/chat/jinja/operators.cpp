@@ -72,7 +72,9 @@ std::string percent_format(Interpreter& in, const std::string& fmt, const Value&
 }
 
 Value repeat(Interpreter& in, const Value& seq, int64_t n) {
-  if (n <= 0) return seq.is_string() ? Value(std::string()) : Value::list({});
+  // An empty sequence stays empty however large n is (and must not loop n times).
+  const bool empty = seq.is_string() ? seq.as_string().empty() : seq.as_list().items.empty();
+  if (n <= 0 || empty) return seq.is_string() ? Value(std::string()) : Value::list({});
   if (seq.is_string()) {
     const std::string& s = seq.as_string();
     if (!s.empty() && static_cast<uint64_t>(n) > in.limits().max_output_bytes / s.size() + 1)
