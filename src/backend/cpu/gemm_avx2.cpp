@@ -52,20 +52,59 @@ PADDOCK_TARGET_AVX2 inline __m256i dup_pairs(__m256i v, bool odd) {
   return _mm256_shuffle_epi8(v, odd ? odd_mask : even_mask);
 }
 
-// One step of the Q4_K kernel: 4 quants of each of 8 rows in both nibbles of 32 bytes, against
-// activations at offset `at` (low nibbles) and at + 32 (high nibbles) of block i of each column.
-template <int NY>
-PADDOCK_TARGET_AVX2 __attribute__((always_inline)) inline void q4_K_step(const uint8_t* qs, const BlockQ8_K* const* yb,
-                                                                       int64_t i, int at, __m256i* al, __m256i* ah) {
+// Bytes 0..15 (half 0) or 16..31 (half 1) of v, zero-extended to int16.
+PADDOCK_TARGET_AVX2 inline __m256i widen_u8(__m256i v, int half) {
+  return _mm256_cvtepu8_epi16(half == 0 ? _mm256_castsi256_si128(v) : _mm256_extracti128_si256(v, 1));
+}
+
+// One step of the Q4_K decode kernel: 4 quants of each of 8 rows in both nibbles of 32 bytes,
+// against activations at offset `at` (low nibbles) and at + 32 (high nibbles) of block i.
+PADDOCK_TARGET_AVX2 __attribute__((always_inline)) inline void q4_K_step(const uint8_t* qs, const BlockQ8_K& yb,
+                                                                       int at, __m256i& al, __m256i& ah) {
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i raw = load256(qs);
-  const __m256i lo = _mm256_and_si256(raw, m4);
-  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
-  for (int j = 0; j < NY; ++j) {
-    const int8_t* q = yb[j][i].qs + at;
-    al[j] = _mm256_add_epi16(al[j], _mm256_maddubs_epi16(lo, bcast4(q)));
-    ah[j] = _mm256_add_epi16(ah[j], _mm256_maddubs_epi16(hi, bcast4(q + 32)));
+  al = _mm256_add_epi16(al, _mm256_maddubs_epi16(_mm256_and_si256(raw, m4), bcast4(yb.qs + at)));
+  ah = _mm256_add_epi16(ah, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4),
+                                                 bcast4(yb.qs + at + 32)));
+}
+
+// Row r's scales of sub-blocks 2c and 2c+1 as int16 lanes (2r, 2r+1) in pairs[c], and its mins
+// the same way in mins[c], from the planes of a Q4_K x 8 block (repack.h).
+PADDOCK_TARGET_AVX2 inline void q4_K_scales(const BlockQ4_Kx8& b, __m256i* pairs, __m256i* mins) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i m30 = _mm256_set1_epi8(0x30);
+  const __m256i l0 = load256(b.lo4);
+  const __m256i l1 = load256(b.lo4 + 32);
+  const __m256i h = load256(b.hi2);
+  const __m256i sc01 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
+  const __m256i sc23 = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
+  const __m256i mn01 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
+  const __m256i mn23 =
+      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+  const __m256i src[2][2] = {{sc01, sc23}, {mn01, mn23}};
+  for (int c = 0; c < 4; ++c) {
+    pairs[c] = widen_u8(src[0][c / 2], c % 2);
+    mins[c] = widen_u8(src[1][c / 2], c % 2);
   }
+}
+
+// The 8 steps of one nibble (Shift 0: low, 4: high) of a chunk for NY columns, each column's
+// int16 sums scaled once at the end. Several columns take the two nibbles in separate passes,
+// so NY accumulators are live rather than 2 * NY: with both, GCC ran out of registers and the
+// loop waited on a spilled accumulator (4 columns 1.6x slower measured).
+template <int NY, int Shift>
+PADDOCK_TARGET_AVX2 __attribute__((always_inline)) inline void q4_K_nibble(const uint8_t* qs, const BlockQ8_K* const* yb,
+                                                                         int64_t i, int at, __m256i scale,
+                                                                         __m256i* sumi) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  __m256i a[NY];
+  for (int j = 0; j < NY; ++j) a[j] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+  for (int s = 0; s < 8; ++s) {
+    const __m256i q = _mm256_and_si256(_mm256_srli_epi16(load256(qs + 32 * s), Shift), m4);
+    for (int j = 0; j < NY; ++j) a[j] = _mm256_add_epi16(a[j], _mm256_maddubs_epi16(q, bcast4(yb[j][i].qs + at + 4 * s)));
+  }
+  for (int j = 0; j < NY; ++j) sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(a[j], scale));
 }
 
 // Q4_K: per chunk c, sub-block 2c sits in the low nibbles and 2c+1 in the high ones. One
@@ -79,50 +118,28 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t 
     yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
     acc[j] = _mm256_setzero_ps();
   }
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
-  const __m256i m30 = _mm256_set1_epi8(0x30);
   const int64_t nb = k / kQK_K;
   for (int64_t i = 0; i < nb; ++i) {
     const BlockQ4_Kx8& b = wb[i];
     prefetch(wb + i + kAhead);
-    const __m256i l0 = load256(b.lo4);
-    const __m256i l1 = load256(b.lo4 + 32);
-    const __m256i h = load256(b.hi2);
-    // Scales and mins of group pairs p = 0,1 (first register) and 2,3 (second), 8 bits each.
-    const __m256i sc01 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
-    const __m256i sc23 = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
-    const __m256i mn01 =
-        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
-    const __m256i mn23 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                         _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
-    __m256i sumi[NY];
+    __m256i pairs[4], mins[4], sumi[NY];
+    q4_K_scales(b, pairs, mins);
     for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
-      const __m256i src = c < 2 ? sc01 : sc23;
-      const __m256i pairs =
-          _mm256_cvtepu8_epi16(c % 2 == 0 ? _mm256_castsi256_si128(src) : _mm256_extracti128_si256(src, 1));
-      const __m256i scale_lo = dup_pairs(pairs, false);
-      const __m256i scale_hi = dup_pairs(pairs, true);
-      __m256i al[NY], ah[NY];
-      for (int j = 0; j < NY; ++j) al[j] = ah[j] = _mm256_setzero_si256();
-      // Decode unrolls the 8 steps; with several columns a rolled loop keeps the 8 int16
-      // accumulators in registers (unrolled, GCC interleaves steps and spills; +13% measured).
+      const uint8_t* qs = b.qs + 256 * c;
       if constexpr (NY == 1) {
+        __m256i al = _mm256_setzero_si256(), ah = _mm256_setzero_si256();
 #pragma GCC unroll 8
-        for (int s = 0; s < 8; ++s) q4_K_step<NY>(b.qs + 32 * (8 * c + s), yb, i, 64 * c + 4 * s, al, ah);
+        for (int s = 0; s < 8; ++s) q4_K_step(qs + 32 * s, yb[0][i], 64 * c + 4 * s, al, ah);
+        sumi[0] = _mm256_add_epi32(sumi[0], _mm256_add_epi32(_mm256_madd_epi16(al, dup_pairs(pairs[c], false)),
+                                                             _mm256_madd_epi16(ah, dup_pairs(pairs[c], true))));
       } else {
-#pragma GCC unroll 1
-        for (int s = 0; s < 8; ++s) q4_K_step<NY>(b.qs + 32 * (8 * c + s), yb, i, 64 * c + 4 * s, al, ah);
-      }
-      for (int j = 0; j < NY; ++j) {
-        sumi[j] = _mm256_add_epi32(
-            sumi[j], _mm256_add_epi32(_mm256_madd_epi16(al[j], scale_lo), _mm256_madd_epi16(ah[j], scale_hi)));
+        q4_K_nibble<NY, 0>(qs, yb, i, 64 * c, dup_pairs(pairs[c], false), sumi);
+        q4_K_nibble<NY, 4>(qs, yb, i, 64 * c + 32, dup_pairs(pairs[c], true), sumi);
       }
     }
-    // Mins as int16 pairs (groups 2p, 2p+1) of each row, against the activations' sums of 32.
-    const __m256i mins[4] = {
-        _mm256_cvtepu8_epi16(_mm256_castsi256_si128(mn01)), _mm256_cvtepu8_epi16(_mm256_extracti128_si256(mn01, 1)),
-        _mm256_cvtepu8_epi16(_mm256_castsi256_si128(mn23)), _mm256_cvtepu8_epi16(_mm256_extracti128_si256(mn23, 1))};
+    // Mins (int16 pairs of groups 2p, 2p+1 of each row) against the activations' sums of 32.
     const __m256 d = load_halves(b.d);
     const __m256 dmin = load_halves(b.dmin);
     for (int j = 0; j < NY; ++j) {
