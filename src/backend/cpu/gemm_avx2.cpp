@@ -59,13 +59,14 @@ PADDOCK_TARGET_AVX2 inline __m256i widen_u8(__m256i v, int half) {
 
 // One step of the Q4_K decode kernel: 4 quants of each of 8 rows in both nibbles of 32 bytes,
 // against activations at offset `at` (low nibbles) and at + 32 (high nibbles) of block i.
-PADDOCK_TARGET_AVX2 __attribute__((always_inline)) inline void q4_K_step(const uint8_t* qs, const BlockQ8_K& yb,
-                                                                       int at, __m256i& al, __m256i& ah) {
+PADDOCK_TARGET_AVX2 __attribute__((always_inline)) inline void q4_K_step(const uint8_t* qs,
+                                                                         const BlockQ8_K& yb, int at,
+                                                                         __m256i& al, __m256i& ah) {
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i raw = load256(qs);
   al = _mm256_add_epi16(al, _mm256_maddubs_epi16(_mm256_and_si256(raw, m4), bcast4(yb.qs + at)));
-  ah = _mm256_add_epi16(ah, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4),
-                                                 bcast4(yb.qs + at + 32)));
+  ah = _mm256_add_epi16(
+      ah, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), bcast4(yb.qs + at + 32)));
 }
 
 // Row r's scales of sub-blocks 2c and 2c+1 as int16 lanes (2r, 2r+1) in pairs[c], and its mins
@@ -76,11 +77,14 @@ PADDOCK_TARGET_AVX2 inline void q4_K_scales(const BlockQ4_Kx8& b, __m256i* pairs
   const __m256i l0 = load256(b.lo4);
   const __m256i l1 = load256(b.lo4 + 32);
   const __m256i h = load256(b.hi2);
-  const __m256i sc01 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
-  const __m256i sc23 = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
-  const __m256i mn01 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
-  const __m256i mn23 =
-      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+  const __m256i sc01 =
+      _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
+  const __m256i sc23 =
+      _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
+  const __m256i mn01 =
+      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
+  const __m256i mn23 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                       _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
   const __m256i src[2][2] = {{sc01, sc23}, {mn01, mn23}};
   for (int c = 0; c < 4; ++c) {
     pairs[c] = widen_u8(src[0][c / 2], c % 2);
@@ -93,16 +97,18 @@ PADDOCK_TARGET_AVX2 inline void q4_K_scales(const BlockQ4_Kx8& b, __m256i* pairs
 // so NY accumulators are live rather than 2 * NY: with both, GCC ran out of registers and the
 // loop waited on a spilled accumulator (4 columns 1.6x slower measured).
 template <int NY, int Shift>
-PADDOCK_TARGET_AVX2 __attribute__((always_inline)) inline void q4_K_nibble(const uint8_t* qs, const BlockQ8_K* const* yb,
-                                                                         int64_t i, int at, __m256i scale,
-                                                                         __m256i* sumi) {
+PADDOCK_TARGET_AVX2 __attribute__((always_inline)) inline void q4_K_nibble(const uint8_t* qs,
+                                                                           const BlockQ8_K* const* yb,
+                                                                           int64_t i, int at, __m256i scale,
+                                                                           __m256i* sumi) {
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   __m256i a[NY];
   for (int j = 0; j < NY; ++j) a[j] = _mm256_setzero_si256();
 #pragma GCC unroll 2
   for (int s = 0; s < 8; ++s) {
     const __m256i q = _mm256_and_si256(_mm256_srli_epi16(load256(qs + 32 * s), Shift), m4);
-    for (int j = 0; j < NY; ++j) a[j] = _mm256_add_epi16(a[j], _mm256_maddubs_epi16(q, bcast4(yb[j][i].qs + at + 4 * s)));
+    for (int j = 0; j < NY; ++j)
+      a[j] = _mm256_add_epi16(a[j], _mm256_maddubs_epi16(q, bcast4(yb[j][i].qs + at + 4 * s)));
   }
   for (int j = 0; j < NY; ++j) sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(a[j], scale));
 }
@@ -132,8 +138,9 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t 
         __m256i al = _mm256_setzero_si256(), ah = _mm256_setzero_si256();
 #pragma GCC unroll 8
         for (int s = 0; s < 8; ++s) q4_K_step(qs + 32 * s, yb[0][i], 64 * c + 4 * s, al, ah);
-        sumi[0] = _mm256_add_epi32(sumi[0], _mm256_add_epi32(_mm256_madd_epi16(al, dup_pairs(pairs[c], false)),
-                                                             _mm256_madd_epi16(ah, dup_pairs(pairs[c], true))));
+        sumi[0] =
+            _mm256_add_epi32(sumi[0], _mm256_add_epi32(_mm256_madd_epi16(al, dup_pairs(pairs[c], false)),
+                                                       _mm256_madd_epi16(ah, dup_pairs(pairs[c], true))));
       } else {
         q4_K_nibble<NY, 0>(qs, yb, i, 64 * c, dup_pairs(pairs[c], false), sumi);
         q4_K_nibble<NY, 4>(qs, yb, i, 64 * c + 32, dup_pairs(pairs[c], true), sumi);
@@ -181,7 +188,8 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t 
     for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
     for (int p = 0; p < 8; ++p) {
       // Row r's scales of groups 2p and 2p+1 as int16 lanes (2r, 2r+1).
-      const __m256i pairs = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales + 16 * p)));
+      const __m256i pairs =
+          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales + 16 * p)));
       for (int j = 0; j < NY; ++j) {
         const __m256i bsums = bcast4(reinterpret_cast<const int8_t*>(yb[j][i].bsums + 2 * p));
         sumi[j] = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(_mm256_madd_epi16(pairs, bsums), 5));
@@ -193,7 +201,8 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t 
         const __m256i a = load256(q);
         const __m256i bq = load256(q + 32);
         const __m256i h = load256(q + 64);
-        const __m256i v0 = _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
+        const __m256i v0 =
+            _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
         const __m256i v1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4),
                                            _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
         const __m256i v2 = _mm256_or_si256(_mm256_and_si256(bq, m4), _mm256_and_si256(h, m30));
@@ -201,18 +210,19 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t 
                                            _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
         for (int j = 0; j < NY; ++j) {
           const int8_t* yq = yb[j][i].qs + 16 * g;
-          const __m256i m01 =
-              _mm256_add_epi16(_mm256_maddubs_epi16(v0, bcast4(yq)), _mm256_maddubs_epi16(v1, bcast4(yq + 4)));
-          const __m256i m23 =
-              _mm256_add_epi16(_mm256_maddubs_epi16(v2, bcast4(yq + 8)), _mm256_maddubs_epi16(v3, bcast4(yq + 12)));
-          sumi[j] = _mm256_add_epi32(sumi[j],
-                                     _mm256_add_epi32(_mm256_madd_epi16(m01, scale), _mm256_madd_epi16(m23, scale)));
+          const __m256i m01 = _mm256_add_epi16(_mm256_maddubs_epi16(v0, bcast4(yq)),
+                                               _mm256_maddubs_epi16(v1, bcast4(yq + 4)));
+          const __m256i m23 = _mm256_add_epi16(_mm256_maddubs_epi16(v2, bcast4(yq + 8)),
+                                               _mm256_maddubs_epi16(v3, bcast4(yq + 12)));
+          sumi[j] = _mm256_add_epi32(
+              sumi[j], _mm256_add_epi32(_mm256_madd_epi16(m01, scale), _mm256_madd_epi16(m23, scale)));
         }
       }
     }
     const __m256 d = load_halves(b.d);
     for (int j = 0; j < NY; ++j) {
-      acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(yb[j][i].d)), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+      acc[j] =
+          _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(yb[j][i].d)), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
     }
   }
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
