@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -15,9 +14,12 @@
 #include "backend/ref/ref_backend.h"
 #include "base/fp16.h"
 #include "quant/quant.h"
+#include "quant/test_data.h"
 
 namespace paddock {
 namespace {
+
+using quant_test::gaussian_row;
 
 int bench_threads() {
   const char* v = std::getenv("PADDOCK_BENCH_THREADS");
@@ -43,14 +45,6 @@ Backend& ref_backend() {
   return *be;
 }
 
-std::vector<float> gaussian(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
 // A [k, m] weight matrix: a few distinct quantized rows, repeated (speed does not depend on
 // values, and quantizing 262M elements with the reference quantizer would take minutes).
 std::vector<uint8_t> weights(DType t, int64_t k, int64_t m) {
@@ -59,7 +53,7 @@ std::vector<uint8_t> weights(DType t, int64_t k, int64_t m) {
   std::vector<uint8_t> w(row * static_cast<size_t>(m));
   for (int i = 0; i < kDistinct && i < m; ++i) {
     const std::vector<uint8_t> q =
-        quantize(t, gaussian(static_cast<size_t>(k), 17 + static_cast<uint32_t>(i)));
+        quantize(t, gaussian_row(static_cast<size_t>(k), 17 + static_cast<uint32_t>(i)));
     for (int64_t r = i; r < m; r += kDistinct)
       std::copy(q.begin(), q.end(), w.begin() + static_cast<ptrdiff_t>(row * static_cast<size_t>(r)));
   }
@@ -80,7 +74,7 @@ void BM_MulMat(benchmark::State& state) {
     pinned->pin_weights(w, false);
   }
   Backend& be = pinned ? *pinned : state.range(4) == kRef ? ref_backend() : cpu_backend();
-  std::vector<float> x = gaussian(static_cast<size_t>(k * n), 5);
+  std::vector<float> x = gaussian_row(static_cast<size_t>(k * n), 5);
   std::vector<float> out(static_cast<size_t>(m * n));
   const TensorView wv = TensorView::weight(w.data(), t, {k, m});
   const TensorView xv = TensorView::contiguous(x.data(), DType::kF32, {k, n});
@@ -106,9 +100,9 @@ void BM_Attention(benchmark::State& state) {
   constexpr int64_t kDim = 64, kHeads = 32, kHeadsKv = 8;
   const int64_t tokens = state.range(0), n_kv = state.range(1);
   Backend& be = state.range(2) ? ref_backend() : cpu_backend();
-  std::vector<float> q = gaussian(static_cast<size_t>(kDim * kHeads * tokens), 3);
-  const std::vector<float> kf = gaussian(static_cast<size_t>(kDim * kHeadsKv * n_kv), 4);
-  const std::vector<float> vf = gaussian(static_cast<size_t>(kDim * kHeadsKv * n_kv), 5);
+  std::vector<float> q = gaussian_row(static_cast<size_t>(kDim * kHeads * tokens), 3);
+  const std::vector<float> kf = gaussian_row(static_cast<size_t>(kDim * kHeadsKv * n_kv), 4);
+  const std::vector<float> vf = gaussian_row(static_cast<size_t>(kDim * kHeadsKv * n_kv), 5);
   std::vector<uint16_t> k(kf.size()), v(vf.size());
   for (size_t i = 0; i < kf.size(); ++i) {
     k[i] = f32_to_fp16(kf[i]);

@@ -10,14 +10,16 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <vector>
 
 #include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/test_support.h"
+#include "quant/test_data.h"
 
 namespace paddock {
 namespace {
+
+using quant_test::gaussian_row;
 
 int64_t ulp_distance(float a, float b) {
   int32_t ia = 0, ib = 0;
@@ -78,14 +80,6 @@ TEST(AttentionExp, LargeInputsAreClampedNotInfinite) {
   EXPECT_LE(ulp_distance(y[0], std::exp(88.0f)), 2);
 }
 
-std::vector<float> normal(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
 void expect_near_all(const std::vector<float>& got, const std::vector<float>& want, double rel,
                      const char* what) {
   ASSERT_EQ(got.size(), want.size());
@@ -106,7 +100,7 @@ TEST(AttentionTileKernels, Avx2MatchesScalar) {
   for (int rows : {1, 3, 4, 5, 13}) {
     for (int nc : {1, 5, cpu::kAttnMaxTile}) {
       SCOPED_TRACE("rows " + std::to_string(rows) + " cells " + std::to_string(nc));
-      const std::vector<float> rows_q = normal(static_cast<size_t>(rows * kDk), 1);
+      const std::vector<float> rows_q = gaussian_row(static_cast<size_t>(rows * kDk), 1);
       // Row-major (padded to kAttnDotRows rows) and transposed (padded to whole vectors).
       std::vector<float> q(static_cast<size_t>(std::max(rows, cpu::kAttnDotRows) * kDk));
       const int qs = (rows + 7) / 8 * 8;
@@ -117,8 +111,8 @@ TEST(AttentionTileKernels, Avx2MatchesScalar) {
           qt[static_cast<size_t>(i * qs + r)] = rows_q[static_cast<size_t>(r * kDk + i)];
         }
       }
-      const std::vector<float> k = normal(static_cast<size_t>(cpu::kAttnMaxTile * kDk), 2);
-      const std::vector<float> v = normal(static_cast<size_t>(cpu::kAttnMaxTile * kDv), 3);
+      const std::vector<float> k = gaussian_row(static_cast<size_t>(cpu::kAttnMaxTile * kDk), 2);
+      const std::vector<float> v = gaussian_row(static_cast<size_t>(cpu::kAttnMaxTile * kDv), 3);
       std::vector<float> s_want(static_cast<size_t>(cpu::kAttnMaxTile * kRs), 0.0f), s_got = s_want;
       scalar.scores(q.data(), qt.data(), k.data(), kDk, rows, kRs, nc, 0.3f, s_want.data());
       avx2.scores(q.data(), qt.data(), k.data(), kDk, rows, kRs, nc, 0.3f, s_got.data());
@@ -156,7 +150,7 @@ TEST(AttentionTileKernels, Avx2MatchesScalar) {
           }
         }
       }
-      std::vector<float> acc_want = normal(static_cast<size_t>(rows * kDv), 4), acc_got = acc_want;
+      std::vector<float> acc_want = gaussian_row(static_cast<size_t>(rows * kDv), 4), acc_got = acc_want;
       scalar.pv(s_want.data(), kRs, v.data(), kDv, rows, nc, c_want.data(), acc_want.data());
       avx2.pv(s_want.data(), kRs, v.data(), kDv, rows, nc, c_want.data(), acc_got.data());
       expect_near_all(acc_got, acc_want, 1e-5, "acc");
