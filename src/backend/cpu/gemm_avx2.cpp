@@ -167,6 +167,11 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t 
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
 }
 
+// Row r's Q6_K scales of groups 2p and 2p+1 as int16 lanes (2r, 2r+1).
+PADDOCK_TARGET_AVX2 inline __m256i q6_K_scale_pairs(const BlockQ6_Kx8& b, int p) {
+  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales + 16 * p)));
+}
+
 // Q6_K: quants 0..63, the -32 folded in through the activations' per-16 sums. One maddubs
 // sums 2 products of at most 63 * 127; two of them (4 products) stay below 32004.
 template <int NY>
@@ -187,13 +192,7 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t 
     __m256i sumi[NY];
     for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
     for (int p = 0; p < 8; ++p) {
-      // Row r's scales of groups 2p and 2p+1 as int16 lanes (2r, 2r+1).
-      const __m256i pairs =
-          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales + 16 * p)));
-      for (int j = 0; j < NY; ++j) {
-        const __m256i bsums = bcast4(reinterpret_cast<const int8_t*>(yb[j][i].bsums + 2 * p));
-        sumi[j] = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(_mm256_madd_epi16(pairs, bsums), 5));
-      }
+      const __m256i pairs = q6_K_scale_pairs(b, p);
       for (int t = 0; t < 2; ++t) {
         const int g = 2 * p + t;
         const __m256i scale = dup_pairs(pairs, t == 1);
@@ -218,6 +217,15 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t 
               sumi[j], _mm256_add_epi32(_mm256_madd_epi16(m01, scale), _mm256_madd_epi16(m23, scale)));
         }
       }
+    }
+    // The -32 of every quant: 32 * scale * (the activations' sum over the group), once per block.
+    for (int j = 0; j < NY; ++j) {
+      __m256i bias = _mm256_setzero_si256();
+      for (int p = 0; p < 8; ++p) {
+        const __m256i bsums = bcast4(reinterpret_cast<const int8_t*>(yb[j][i].bsums + 2 * p));
+        bias = _mm256_add_epi32(bias, _mm256_madd_epi16(q6_K_scale_pairs(b, p), bsums));
+      }
+      sumi[j] = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(bias, 5));
     }
     const __m256 d = load_halves(b.d);
     for (int j = 0; j < NY; ++j) {
