@@ -10,8 +10,8 @@
 #include "backend/cpu/act_quant.h"
 #include "backend/cpu/dot.h"
 #include "backend/cpu/gemm.h"
-#include "backend/cpu/repack.h"
 #include "backend/cpu/ops.h"
+#include "backend/cpu/repack.h"
 #include "base/check.h"
 #include "quant/quant.h"
 
@@ -51,31 +51,41 @@ int64_t row_tile_for(const ThreadPool& pool, int64_t m, int64_t ncols) {
   return std::max(kRowTile, (per_chunk + kRowTile - 1) / kRowTile * kRowTile);
 }
 
-// mul_mat over interleaved weights: the same work items, walked 8 rows at a time.
-void mul_mat_packed(ThreadPool& pool, GemmFn gemm, const uint8_t* packed, const TensorView& w,
-                    const uint8_t* act, size_t act_row, int64_t ncols, int64_t row_tile, const TensorView& dst) {
-  static_assert(kRowTile % kRepackRows == 0, "row tiles hold whole interleaved groups");
-  const int64_t k = w.ne[0];
-  const int64_t m = w.ne[1];
-  const size_t group_bytes = dtype_row_bytes(w.type, k) * kRepackRows;
+// Runs fn(r0, r1, c0, ny, thread) over the work items of an m x ncols product: (row tile of
+// row_tile rows) x (block of kColBlock columns) pairs claimed one at a time, and within an item
+// each group of up to kMaxCols columns c0..c0+ny-1 against rows [r0, r1).
+template <typename Fn>
+void for_each_tile(ThreadPool& pool, int64_t m, int64_t ncols, int64_t row_tile, Fn&& fn) {
   const int64_t row_tiles = (m + row_tile - 1) / row_tile;
   const int64_t col_blocks = (ncols + kColBlock - 1) / kColBlock;
-  pool.parallel_for_chunked(row_tiles * col_blocks, 1, [&](int64_t b, int64_t e, int) {
-    float out[kMaxCols * kRepackRows];
+  pool.parallel_for_chunked(row_tiles * col_blocks, 1, [&](int64_t b, int64_t e, int thread) {
     for (int64_t item = b; item < e; ++item) {
       const int64_t r0 = (item % row_tiles) * row_tile;
       const int64_t r1 = std::min(r0 + row_tile, m);
       const int64_t cb0 = (item / row_tiles) * kColBlock;
       const int64_t cb1 = std::min(cb0 + kColBlock, ncols);
       for (int64_t c0 = cb0; c0 < cb1; c0 += kMaxCols) {
-        const int ny = static_cast<int>(std::min<int64_t>(kMaxCols, cb1 - c0));
-        const uint8_t* y = act + act_row * static_cast<size_t>(c0);
-        for (int64_t r = r0; r < r1; r += kRepackRows) {
-          gemm(k, packed + group_bytes * static_cast<size_t>(r / kRepackRows), y, act_row, ny, out);
-          for (int j = 0; j < ny; ++j) {
-            std::memcpy(column_row(dst, c0 + j) + r * dst.nb[0], out + kRepackRows * j, sizeof(float) * kRepackRows);
-          }
-        }
+        fn(r0, r1, c0, static_cast<int>(std::min<int64_t>(kMaxCols, cb1 - c0)), thread);
+      }
+    }
+  });
+}
+
+// mul_mat over interleaved weights: the same work items, walked 8 rows at a time.
+void mul_mat_packed(ThreadPool& pool, GemmFn gemm, const uint8_t* packed, const TensorView& w,
+                    const uint8_t* act, size_t act_row, int64_t ncols, int64_t row_tile,
+                    const TensorView& dst) {
+  static_assert(kRowTile % kRepackRows == 0, "row tiles hold whole interleaved groups");
+  const int64_t k = w.ne[0];
+  const size_t group_bytes = dtype_row_bytes(w.type, k) * kRepackRows;
+  for_each_tile(pool, w.ne[1], ncols, row_tile, [&](int64_t r0, int64_t r1, int64_t c0, int ny, int) {
+    float out[kMaxCols * kRepackRows];
+    const uint8_t* y = act + act_row * static_cast<size_t>(c0);
+    for (int64_t r = r0; r < r1; r += kRepackRows) {
+      gemm(k, packed + group_bytes * static_cast<size_t>(r / kRepackRows), y, act_row, ny, out);
+      for (int j = 0; j < ny; ++j) {
+        std::memcpy(column_row(dst, c0 + j) + r * dst.nb[0], out + kRepackRows * j,
+                    sizeof(float) * kRepackRows);
       }
     }
   });
@@ -133,34 +143,23 @@ void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w
 
   const int64_t row_tile = row_tile_for(pool, m, ncols);
   if (gemm != nullptr) return mul_mat_packed(pool, gemm, packed, w, act, act_row, ncols, row_tile, dst);
-  const int64_t row_tiles = (m + row_tile - 1) / row_tile;
-  const int64_t col_blocks = (ncols + kColBlock - 1) / kColBlock;
   if (dequantize_first)
     scratch.dequantized_rows.resize(static_cast<size_t>(k) * static_cast<size_t>(pool.size()));
-  pool.parallel_for_chunked(row_tiles * col_blocks, 1, [&](int64_t b, int64_t e, int thread) {
+  for_each_tile(pool, m, ncols, row_tile, [&](int64_t r0, int64_t r1, int64_t c0, int ny, int thread) {
     float out[kMaxCols];
+    uint8_t* dst_cols[kMaxCols];
+    for (int j = 0; j < ny; ++j) dst_cols[j] = column_row(dst, c0 + j);
+    const uint8_t* y = act + act_row * static_cast<size_t>(c0);
     float* row_f32 =
         dequantize_first ? scratch.dequantized_rows.data() + static_cast<size_t>(k) * thread : nullptr;
-    for (int64_t item = b; item < e; ++item) {
-      const int64_t r0 = (item % row_tiles) * row_tile;
-      const int64_t r1 = std::min(r0 + row_tile, m);
-      const int64_t cb0 = (item / row_tiles) * kColBlock;
-      const int64_t cb1 = std::min(cb0 + kColBlock, ncols);
-      for (int64_t c0 = cb0; c0 < cb1; c0 += kMaxCols) {
-        const int ny = static_cast<int>(std::min<int64_t>(kMaxCols, cb1 - c0));
-        uint8_t* dst_cols[kMaxCols];
-        for (int j = 0; j < ny; ++j) dst_cols[j] = column_row(dst, c0 + j);
-        const uint8_t* y = act + act_row * static_cast<size_t>(c0);
-        for (int64_t r = r0; r < r1; ++r) {
-          const void* row = w.row(r);
-          if (dequantize_first) {
-            dequantize(row, row_f32, k);
-            row = row_f32;
-          }
-          dot(k, row, y, act_row, ny, out);
-          for (int j = 0; j < ny; ++j) *reinterpret_cast<float*>(dst_cols[j] + r * dst.nb[0]) = out[j];
-        }
+    for (int64_t r = r0; r < r1; ++r) {
+      const void* row = w.row(r);
+      if (dequantize_first) {
+        dequantize(row, row_f32, k);
+        row = row_f32;
       }
+      dot(k, row, y, act_row, ny, out);
+      for (int j = 0; j < ny; ++j) *reinterpret_cast<float*>(dst_cols[j] + r * dst.nb[0]) = out[j];
     }
   });
 }
