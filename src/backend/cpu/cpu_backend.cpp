@@ -69,7 +69,7 @@ class CpuBackend final : public Backend {
     cpu::rope(pool_, x, pos, p, dst);
   }
   void swiglu(const TensorView& gate, const TensorView& up, const TensorView& dst) override {
-    cpu::swiglu(pool_, gate, up, dst);
+    cpu::swiglu(pool_, isa_, gate, up, dst);
   }
   void softmax(const TensorView& x, float scale, const TensorView& dst) override {
     cpu::softmax(pool_, x, scale, dst);
