@@ -150,7 +150,8 @@ void softmax(ThreadPool& pool, const TensorView& x, float scale, const TensorVie
   });
 }
 
-void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up, const TensorView& dst) {
+void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up,
+            const TensorView& dst) {
   PADDOCK_CHECK(gate.same_shape(up) && gate.same_shape(dst));
   PADDOCK_CHECK(gate.type == DType::kF32 && up.type == DType::kF32 && dst.type == DType::kF32);
   PADDOCK_CHECK(gate.nb[0] == sizeof(float) && up.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
