@@ -4,13 +4,16 @@
   2. `paddock serve` over a temporary store holding FILE: one /api/generate stream of 128
      tokens (eval_count / eval_duration), which should be within 5% of (1);
   3. N concurrent streams with OLLAMA_NUM_PARALLEL=N: their total tokens/s against (2).
-Usage: bench/api_bench.py PADDOCK_BIN MODEL.gguf [--threads T] [--parallel N]"""
+(2) and (3) alternate for --rounds rounds, each round's ratio taken within the round, so a
+host whose speed drifts between minutes still gives a fair ratio (the median is reported).
+Usage: bench/api_bench.py PADDOCK_BIN MODEL.gguf [--threads T] [--parallel N] [--rounds R]"""
 import argparse
 import hashlib
 import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import tempfile
 import threading
@@ -51,6 +54,7 @@ def main():
     ap.add_argument("model")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--parallel", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
 
     tg = engine_tg(a.binary, a.model, a.threads)
@@ -76,22 +80,25 @@ def main():
         post(base, "/api/create", {"model": "bench", "files": {"model.gguf": digest}, "stream": False})
         warm = [None]
         stream_tps(base, a.threads, warm, 0)  # loads the model
-        one = [None]
-        stream_tps(base, a.threads, one, 0)
-        n, secs = one[0]
-        api = n / secs
-        print(f"API     1 stream: {api:8.2f} tokens/s  ({api / tg:.3f} of the engine's; {n} tokens)")
-        many = [None] * a.parallel
-        t0 = time.time()
-        threads = [threading.Thread(target=stream_tps, args=(base, a.threads, many, i)) for i in range(a.parallel)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.time() - t0
-        total = sum(n for n, _ in many) / wall
-        print(f"API     {a.parallel} streams: {total:8.2f} tokens/s in total ({total / api:.2f}x one stream; "
-              f"{sum(n for n, _ in many)} tokens in {wall:.2f} s)")
+        ratios = []
+        for rnd in range(1, a.rounds + 1):
+            one = [None]
+            stream_tps(base, a.threads, one, 0)
+            n, secs = one[0]
+            api = n / secs
+            many = [None] * a.parallel
+            t0 = time.time()
+            threads = [threading.Thread(target=stream_tps, args=(base, a.threads, many, i)) for i in range(a.parallel)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            wall = time.time() - t0
+            total = sum(n for n, _ in many) / wall
+            ratios.append(total / api)
+            print(f"round {rnd}: 1 stream {api:8.2f} tokens/s ({api / tg:.3f} of the engine's); {a.parallel} streams "
+                  f"{total:8.2f} in total ({total / api:.2f}x; {sum(n for n, _ in many)} tokens in {wall:.2f} s)")
+        print(f"median {a.parallel}-stream / 1-stream ratio over {a.rounds} rounds: {statistics.median(ratios):.2f}x")
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -125,6 +125,9 @@ class Backend {
     static_cast<void>(bytes);
     static_cast<void>(release_pages);
   }
+  // w, a weight matrix inside pinned bytes, will be multiplied (mul_mat's w): the backend may
+  // build its faster layout now, at load time, instead of at the first multiplication.
+  virtual void prepare_weight(const TensorView& w) { static_cast<void>(w); }
 };
 
 }  // namespace paddock

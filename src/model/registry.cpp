@@ -23,9 +23,8 @@ Result<std::unique_ptr<Model>> load_model(const gguf::File& file, Backend& backe
   if (!arch) return corrupt("missing key general.architecture (expected a string)");
   for (const ArchEntry& e : kArchs) {
     if (e.name != *arch) continue;
-    PADDOCK_ASSIGN(std::unique_ptr<Model> model, e.load(file, backend));
     backend.pin_weights(file.bytes(), file.is_file_mapping());
-    return model;
+    return e.load(file, backend);
   }
   std::string names;
   for (const ArchEntry& e : kArchs) names += (names.empty() ? "" : ", ") + std::string(e.name);

@@ -14,7 +14,7 @@
 
 namespace paddock {
 
-using ArchLoader = Result<std::unique_ptr<Model>> (*)(const gguf::File& file, const Backend& backend);
+using ArchLoader = Result<std::unique_ptr<Model>> (*)(const gguf::File& file, Backend& backend);
 
 struct ArchEntry {
   std::string_view name;  // general.architecture

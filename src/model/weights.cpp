@@ -60,6 +60,7 @@ Result<TensorView> WeightBinder::matrix(const std::string& name, int64_t ne0, in
                        " is not supported by the " + std::string(backend_.name()) + " backend for " +
                        std::string(op_name(op)));
   }
+  if (op == Op::kMulMat) backend_.prepare_weight(v);
   return v;
 }
 

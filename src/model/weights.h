@@ -1,6 +1,7 @@
 // Binds GGUF tensors by name to views over the mapped file (no copy), checking shape, type
 // and size, with errors that name the tensor: "tensor blk.3.attn_q.weight: expected
-// [256, 256], found [256, 128]".
+// [256, 256], found [256, 128]". The file's tensor data must already be pinned in the backend
+// (Backend::pin_weights).
 //   WeightBinder b(file, backend);
 //   PADDOCK_ASSIGN(TensorView wq, b.matrix(blk(0, "attn_q.weight"), n_embd, n_embd_q));
 #pragma once
@@ -21,12 +22,13 @@ std::string blk(int64_t il, std::string_view suffix);
 
 class WeightBinder {
  public:
-  WeightBinder(const gguf::File& file, const Backend& backend) : file_(file), backend_(backend) {}
+  WeightBinder(const gguf::File& file, Backend& backend) : file_(file), backend_(backend) {}
 
   bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
   // ne[i] of a tensor as the file declares it; nullopt when absent (1 beyond its dims).
   std::optional<int64_t> dim(const std::string& name, size_t i) const;
-  // A [ne0, ne1] matrix of any type the backend can use in `op` (mul_mat or get_rows).
+  // A [ne0, ne1] matrix of any type the backend can use in `op` (mul_mat or get_rows). A
+  // mul_mat matrix is handed to Backend::prepare_weight, so layouts are built at load time.
   Result<TensorView> matrix(const std::string& name, int64_t ne0, int64_t ne1, Op op = Op::kMulMat) const;
   // An F32 vector of n elements: norm weights, biases, rope factors.
   Result<TensorView> vector(const std::string& name, int64_t n) const;
@@ -37,7 +39,7 @@ class WeightBinder {
   Result<TensorView> bind(const std::string& name, std::initializer_list<int64_t> ne) const;
 
   const gguf::File& file_;
-  const Backend& backend_;
+  Backend& backend_;
 };
 
 }  // namespace paddock

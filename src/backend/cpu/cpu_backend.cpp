@@ -52,7 +52,8 @@ class CpuBackend final : public Backend {
     cpu::get_rows(pool_, table, ids, dst);
   }
   void mul_mat(const TensorView& w, const TensorView& x, const TensorView& dst) override {
-    const uint8_t* packed = cpu::gemm_kernel(isa_, w.type) != nullptr ? repacked_.find_or_build(pool_, w) : nullptr;
+    const uint8_t* packed =
+        cpu::gemm_kernel(isa_, w.type) != nullptr ? repacked_.find_or_build(pool_, w) : nullptr;
     cpu::mul_mat(pool_, isa_, scratch_, w, packed, x, dst);
   }
   void rms_norm(const TensorView& x, float eps, const TensorView& dst) override {
@@ -81,6 +82,9 @@ class CpuBackend final : public Backend {
   void copy(const TensorView& src, const TensorView& dst) override { cpu::copy(pool_, src, dst); }
   void pin_weights(std::span<const uint8_t> bytes, bool release_pages) override {
     repacked_.pin(bytes, release_pages);
+  }
+  void prepare_weight(const TensorView& w) override {
+    if (cpu::gemm_kernel(isa_, w.type) != nullptr) repacked_.find_or_build(pool_, w);
   }
 
  private:

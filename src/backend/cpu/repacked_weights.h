@@ -1,7 +1,8 @@
 // The CPU backend's interleaved copies (repack.h) of the weight matrices inside pinned bytes
-// (Backend::pin_weights). A matrix is repacked the first time it is multiplied, by every pool
-// thread; when the pinned bytes are a file mapping, the original pages are then dropped, so
-// resident memory stays about one copy of the weights.
+// (Backend::pin_weights). A matrix is repacked when the model loader binds it
+// (Backend::prepare_weight), or else the first time it is multiplied, by every pool thread;
+// when the pinned bytes are a file mapping, the original pages are then dropped, so resident
+// memory stays about one copy of the weights.
 // Invariants: only matrices wholly inside pinned bytes are repacked (their bytes never change,
 // so a copy keyed by address stays valid for the backend's lifetime); one op at a time.
 //   RepackedWeights rw;

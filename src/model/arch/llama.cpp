@@ -24,7 +24,7 @@ class LlamaModel final : public Model {
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> load_llama(const gguf::File& file, const Backend& backend) {
+Result<std::unique_ptr<Model>> load_llama(const gguf::File& file, Backend& backend) {
   PADDOCK_ASSIGN(HParams hp, load_hparams(file, "llama"));
   PADDOCK_ASSIGN(DecoderWeights w, bind_decoder(WeightBinder(file, backend), hp,
                                                 DecoderOptions{.qkv_bias = false, .qk_norm = false}));

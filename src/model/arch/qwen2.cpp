@@ -22,7 +22,7 @@ class Qwen2Model final : public Model {
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> load_qwen2(const gguf::File& file, const Backend& backend) {
+Result<std::unique_ptr<Model>> load_qwen2(const gguf::File& file, Backend& backend) {
   PADDOCK_ASSIGN(HParams hp, load_hparams(file, "qwen2"));
   PADDOCK_ASSIGN(DecoderWeights w, bind_decoder(WeightBinder(file, backend), hp,
                                                 DecoderOptions{.qkv_bias = true, .qk_norm = false}));

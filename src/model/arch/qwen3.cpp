@@ -23,7 +23,7 @@ class Qwen3Model final : public Model {
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> load_qwen3(const gguf::File& file, const Backend& backend) {
+Result<std::unique_ptr<Model>> load_qwen3(const gguf::File& file, Backend& backend) {
   PADDOCK_ASSIGN(HParams hp, load_hparams(file, "qwen3"));
   PADDOCK_ASSIGN(DecoderWeights w, bind_decoder(WeightBinder(file, backend), hp,
                                                 DecoderOptions{.qkv_bias = false, .qk_norm = true}));
