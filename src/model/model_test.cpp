@@ -32,7 +32,8 @@ struct Spec {
 
 class TinyModel {
  public:
-  explicit TinyModel(const Spec& s) {
+  explicit TinyModel(const Spec& s, std::unique_ptr<Backend> backend = make_ref_backend())
+      : backend_(std::move(backend)) {
     gguf::Writer w;
     const std::string a = s.arch;
     w.set_string("general.architecture", a);
@@ -87,6 +88,7 @@ class TinyModel {
     return load_model(*file_, *backend_);
   }
   Backend& backend() { return *backend_; }
+  const gguf::File& file() const { return *file_; }
 
  private:
   void add(gguf::Writer& w, const Spec& s, const std::string& name, std::vector<int64_t> ne, float scale,
@@ -112,7 +114,7 @@ class TinyModel {
   std::mt19937 rng_{42};
   std::vector<uint8_t> bytes_;
   std::unique_ptr<gguf::File> file_;
-  std::unique_ptr<Backend> backend_ = make_ref_backend();
+  std::unique_ptr<Backend> backend_;
 };
 
 std::vector<int32_t> iota_positions(int64_t first, size_t n) {
@@ -163,6 +165,79 @@ TEST(Model, LlamaTiedOutputWithRopeFactors) {
 TEST(Model, Qwen2WithBiases) { expect_batch_matches_incremental(Spec{.arch = "qwen2", .qkv_bias = true}); }
 TEST(Model, Qwen3WithQkNormAndExplicitHeadDim) {
   expect_batch_matches_incremental(Spec{.arch = "qwen3", .head_dim = 6, .qk_norm = true});
+}
+
+// The ref backend, recording the weight seams: which matrices the loader hands to
+// prepare_weight, and whether the bytes were pinned first.
+class RecordingBackend final : public Backend {
+ public:
+  std::string_view name() const override { return inner_->name(); }
+  bool supports(Op op, std::span<const DType> types) const override { return inner_->supports(op, types); }
+  void get_rows(const TensorView& t, std::span<const int32_t> ids, const TensorView& d) override {
+    inner_->get_rows(t, ids, d);
+  }
+  void mul_mat(const TensorView& w, const TensorView& x, const TensorView& d) override {
+    inner_->mul_mat(w, x, d);
+  }
+  void rms_norm(const TensorView& x, float eps, const TensorView& d) override { inner_->rms_norm(x, eps, d); }
+  void mul(const TensorView& a, const TensorView& b, const TensorView& d) override { inner_->mul(a, b, d); }
+  void add(const TensorView& a, const TensorView& b, const TensorView& d) override { inner_->add(a, b, d); }
+  void rope(const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
+            const TensorView& d) override {
+    inner_->rope(x, pos, p, d);
+  }
+  void swiglu(const TensorView& g, const TensorView& u, const TensorView& d) override {
+    inner_->swiglu(g, u, d);
+  }
+  void softmax(const TensorView& x, float scale, const TensorView& d) override {
+    inner_->softmax(x, scale, d);
+  }
+  void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
+                 float scale, const TensorView& d) override {
+    inner_->attention(q, k, v, pos, scale, d);
+  }
+  void copy(const TensorView& s, const TensorView& d) override { inner_->copy(s, d); }
+  void pin_weights(std::span<const uint8_t> bytes, bool) override { pinned_ = bytes; }
+  void prepare_weight(const TensorView& w) override {
+    const auto* p = static_cast<const uint8_t*>(w.data);
+    if (pinned_.empty() || p < pinned_.data() || p >= pinned_.data() + pinned_.size()) unpinned_ = true;
+    prepared_.insert(w.data);
+  }
+
+  std::span<const uint8_t> pinned_;
+  std::set<const void*> prepared_;
+  bool unpinned_ = false;
+
+ private:
+  std::unique_ptr<Backend> inner_ = make_ref_backend();
+};
+
+// Every matrix the model multiplies is prepared at load, inside pinned bytes; an embedding
+// table only read by get_rows is not (a backend would copy it for nothing).
+TEST(Model, LoadPreparesEveryMulMatWeightInPinnedBytes) {
+  for (bool tied : {false, true}) {
+    auto backend = std::make_unique<RecordingBackend>();
+    RecordingBackend& rec = *backend;
+    TinyModel tm(Spec{.tied = tied}, std::move(backend));
+    Result<std::unique_ptr<Model>> m = tm.load();
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    const gguf::File& f = tm.file();
+    EXPECT_FALSE(rec.unpinned_);
+    std::set<std::string> prepared;
+    for (const gguf::TensorInfo& t : f.tensors()) {
+      if (rec.prepared_.count(f.tensor_data(t).data())) prepared.insert(std::string(t.name));
+    }
+    std::set<std::string> want = {"output.weight"};
+    for (const char* l : {"blk.0.", "blk.1."}) {
+      for (const char* w : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"})
+        want.insert(std::string(l) + w + ".weight");
+    }
+    if (tied) {
+      want.erase("output.weight");
+      want.insert("token_embd.weight");
+    }
+    EXPECT_EQ(prepared, want) << "tied " << tied;
+  }
 }
 
 Status load_error(const Spec& spec) {
