@@ -1,14 +1,14 @@
 // AVX2 (+FMA, F16C) attention tile kernels. Scores: 4 cells x 16 query rows per step, a K
 // element broadcast against 8 rows of the transposed queries (no horizontal sums). Softmax:
-// 8 rows at a time down the cells, with a vectorised e^x (Cephes-style range reduction and
-// degree-5 polynomial, ~1 ulp); masked cells are forced to -inf so they come out as exactly
-// 0. P.V: 4 rows x 16 output lanes per step, the rescale by c folded into the accumulator
-// load. Dequantizers give the reference functions' exact floats (q * d in float).
+// 8 rows at a time down the cells, with the vectorised e^x of vec_exp_x86.h; masked cells are forced to -inf
+// so they come out as exactly 0. P.V: 4 rows x 16 output lanes per step, the rescale by c folded into the
+// accumulator load. Dequantizers give the reference functions' exact floats (q * d in float).
 #include <cmath>
 #include <cstring>
 
 #include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/simd_x86.h"
+#include "backend/cpu/vec_exp_x86.h"
 #include "quant/blocks.h"
 
 namespace paddock::cpu {
@@ -16,43 +16,6 @@ namespace paddock::cpu {
 #if defined(PADDOCK_X86)
 
 namespace {
-
-// Below ln(FLT_MIN) the result would be denormal: flushed to 0 (softmax weights that small
-// are 0 against the row's maximum, whose weight is 1). Above 88, e^x is clamped to e^88.
-constexpr float kExpLo = -87.33654475f;
-constexpr float kExpHi = 88.0f;
-
-PADDOCK_TARGET_AVX2 inline __m256 exp8(__m256 x) {
-  const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(kExpLo), _CMP_LT_OQ);
-  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(kExpHi)), _mm256_set1_ps(kExpLo));
-  // x = n ln2 + r, |r| <= ln2 / 2; ln2 in two parts so n * ln2_hi is exact.
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  // e^r = 1 + r + r^2 P(r) (Cephes expf coefficients).
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  // 2^n built in the exponent field: n is in [-126, 127], so the power is a normal float.
-  const __m256i pow2 = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, _mm256_castsi256_ps(pow2)));
-}
-
-PADDOCK_TARGET_AVX2 void exp_rows(const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
-  if (i < n) {
-    float in[8] = {}, out[8];
-    for (int64_t k = i; k < n; ++k) in[k - i] = x[k];
-    _mm256_storeu_ps(out, exp8(_mm256_loadu_ps(in)));
-    for (int64_t k = i; k < n; ++k) y[k] = out[k - i];
-  }
-}
 
 // Scores of 4 cells x W vectors of 8 query rows: k[c][i] broadcast, qt[i][rows] loaded.
 template <int W>
@@ -271,12 +234,10 @@ constexpr AttentionKernels kAvx2 = {scores,
 }  // namespace
 
 const AttentionKernels* attention_kernels_avx2() { return &kAvx2; }
-ExpFn exp_avx2_kernel() { return exp_rows; }
 
 #else
 
 const AttentionKernels* attention_kernels_avx2() { return nullptr; }
-ExpFn exp_avx2_kernel() { return nullptr; }
 
 #endif
 

@@ -65,10 +65,4 @@ const AttentionKernels* attention_kernels_avx2();
 // The table for a path: avx512 uses the AVX2 kernels.
 const AttentionKernels& attention_kernels(CpuIsa isa);
 
-// y[i] = e^x[i] as the AVX2 softmax computes it (also swiglu's exp; y may be x): within 2 ulp
-// of std::exp for x in [-87.33, 88]; 0 below (-inf included), e^88 above; never NaN for a
-// non-NaN x. nullptr on non-x86 builds; call it only where the CPU has AVX2+FMA.
-using ExpFn = void (*)(const float* x, float* y, int64_t n);
-ExpFn exp_avx2_kernel();
-
 }  // namespace paddock::cpu

@@ -52,9 +52,7 @@ class CpuBackend final : public Backend {
     cpu::get_rows(pool_, table, ids, dst);
   }
   void mul_mat(const TensorView& w, const TensorView& x, const TensorView& dst) override {
-    const uint8_t* packed =
-        cpu::gemm_kernel(isa_, w.type) != nullptr ? repacked_.find_or_build(pool_, w) : nullptr;
-    cpu::mul_mat(pool_, isa_, scratch_, w, packed, x, dst);
+    cpu::mul_mat(pool_, isa_, scratch_, w, interleaved(w), x, dst);
   }
   void rms_norm(const TensorView& x, float eps, const TensorView& dst) override {
     cpu::rms_norm(pool_, x, eps, dst);
@@ -83,11 +81,15 @@ class CpuBackend final : public Backend {
   void pin_weights(std::span<const uint8_t> bytes, bool release_pages) override {
     repacked_.pin(bytes, release_pages);
   }
-  void prepare_weight(const TensorView& w) override {
-    if (cpu::gemm_kernel(isa_, w.type) != nullptr) repacked_.find_or_build(pool_, w);
-  }
+  void prepare_weight(const TensorView& w) override { interleaved(w); }
 
  private:
+  // w's interleaved copy, built on first use (load builds them all through prepare_weight);
+  // nullptr where this path has no kernel for it or w cannot be repacked.
+  const uint8_t* interleaved(const TensorView& w) {
+    return cpu::gemm_kernel(isa_, w.type) != nullptr ? repacked_.find_or_build(pool_, w) : nullptr;
+  }
+
   ThreadPool pool_;
   CpuIsa isa_;
   cpu::Scratch scratch_;

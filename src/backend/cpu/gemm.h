@@ -20,6 +20,7 @@ using GemmFn = void (*)(int64_t k, const void* w, const void* y, size_t y_stride
 
 // nullptr when the path has no interleaved kernel for t (the scalar path never has one).
 GemmFn gemm_kernel(CpuIsa isa, DType t);
-GemmFn gemm_kernel_avx2(DType t);  // nullptr off x86
+GemmFn gemm_kernel_avx2(DType t);    // maddubs; nullptr off x86
+GemmFn gemm_kernel_avx512(DType t);  // vpdpbusd (AVX-512 VNNI); nullptr off x86
 
 }  // namespace paddock::cpu

@@ -1,6 +1,8 @@
 // The interleaved-weight kernels (gemm.h over repack.h) against the quant table's reference
 // vec_dot on the original rows: every repackable type, odd block counts, 1..kMaxCols columns,
-// Gaussian data and the extreme quants that bound the kernels' int16 partial sums.
+// Gaussian data and the extreme quants that bound the kernels' int16 partial sums. The VNNI
+// kernels are also run with an exact AVX2 emulation of vpdpbusd, so their logic is checked on
+// CPUs without AVX-512 VNNI.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +12,7 @@
 
 #include "backend/cpu/dot.h"
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/gemm_x86.h"
 #include "backend/cpu/repack.h"
 #include "backend/cpu/test_support.h"
 #include "base/fp16.h"
@@ -41,9 +44,8 @@ double abs_dot(DType wt, const uint8_t* w, const uint8_t* y, int64_t n) {
 }
 
 // Runs every group through the kernel and checks each (row, column) against vec_dot.
-void check(CpuIsa isa, DType t, const Case& c, double rel_tol) {
+void check(cpu::GemmFn gemm, DType t, const Case& c, double rel_tol) {
   const QuantOps* ops = quant_ops(t);
-  const cpu::GemmFn gemm = cpu::gemm_kernel(isa, t);
   ASSERT_NE(gemm, nullptr) << dtype_name(t);
   const size_t row = dtype_row_bytes(t, c.n);
   const size_t yb = dtype_row_bytes(ops->vec_dot_type, c.n);
@@ -78,8 +80,9 @@ Case gaussian_case(DType t, int64_t blocks, float sigma) {
     c.w.insert(c.w.end(), q.begin(), q.end());
   }
   for (int j = 0; j < cpu::kMaxCols; ++j) {
-    const std::vector<uint8_t> q = quantize(quant_ops(t)->vec_dot_type,
-                                            gaussian_row(static_cast<size_t>(c.n), 100 + static_cast<uint32_t>(j), sigma));
+    const std::vector<uint8_t> q =
+        quantize(quant_ops(t)->vec_dot_type,
+                 gaussian_row(static_cast<size_t>(c.n), 100 + static_cast<uint32_t>(j), sigma));
     c.y.insert(c.y.end(), q.begin(), q.end());
   }
   return c;
@@ -131,8 +134,8 @@ TEST_P(GemmKernels, MatchReferenceVecDotOnGaussianRows) {
   }
   for (DType t : kRepackable) {
     for (int64_t blocks : {1, 7, 33}) {
-      check(GetParam(), t, gaussian_case(t, blocks, 1.0f), 2e-5);
-      check(GetParam(), t, gaussian_case(t, blocks, 300.0f), 2e-5);
+      check(cpu::gemm_kernel(GetParam(), t), t, gaussian_case(t, blocks, 1.0f), 2e-5);
+      check(cpu::gemm_kernel(GetParam(), t), t, gaussian_case(t, blocks, 300.0f), 2e-5);
     }
   }
 }
@@ -141,11 +144,78 @@ TEST_P(GemmKernels, IntegerSumsStayExactAtTheExtremes) {
   PADDOCK_SKIP_WITHOUT_ISA(GetParam());
   if (GetParam() == CpuIsa::kScalar) GTEST_SKIP() << "the scalar path multiplies the original rows";
   for (DType t : kRepackable) {
-    for (int64_t blocks : {1, 3}) check(GetParam(), t, extreme_case(t, blocks), 1e-6);
+    for (int64_t blocks : {1, 3}) check(cpu::gemm_kernel(GetParam(), t), t, extreme_case(t, blocks), 1e-6);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllIsas, GemmKernels, ::testing::ValuesIn(cpu_test::kAllIsas), cpu_test::isa_param_name);
+INSTANTIATE_TEST_SUITE_P(AllIsas, GemmKernels, ::testing::ValuesIn(cpu_test::kAllIsas),
+                         cpu_test::isa_param_name);
+
+#if defined(PADDOCK_X86)
+
+// vpdpbusd in AVX2, exactly: per 32-bit lane, acc + the 4 products of unsigned bytes of u and
+// signed bytes of s, without the int16 saturation of maddubs (each product fits in int16).
+struct EmulatedVpdpbusd {
+  PADDOCK_GEMM_INLINE static __m256i dpbusd(__m256i acc, __m256i u, __m256i s) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i even = _mm256_mullo_epi16(_mm256_and_si256(u, _mm256_set1_epi16(0xFF)),
+                                            _mm256_srai_epi16(_mm256_slli_epi16(s, 8), 8));
+    const __m256i odd = _mm256_mullo_epi16(_mm256_srli_epi16(u, 8), _mm256_srai_epi16(s, 8));
+    return _mm256_add_epi32(acc,
+                            _mm256_add_epi32(_mm256_madd_epi16(even, ones), _mm256_madd_epi16(odd, ones)));
+  }
+  PADDOCK_GEMM_INLINE static __m256i dpbusd_bcast(__m256i acc, __m256i u, const int8_t* y) {
+    return dpbusd(acc, u, cpu::gemm_x86::bcast4(y));
+  }
+};
+
+PADDOCK_TARGET_AVX2 void emulated_dpbusd(const int32_t* acc, const uint8_t* u, const int8_t* s,
+                                         int32_t* out) {
+  const __m256i r = EmulatedVpdpbusd::dpbusd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc)),
+                                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u)),
+                                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), r);
+}
+
+// The emulation against the instruction's definition, extremes included (255 * -128 four times).
+TEST(EmulatedVpdpbusd, SumsFourByteProductsPerLane) {
+  PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
+  uint32_t seed = 7;
+  auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+  for (int round = 0; round < 200; ++round) {
+    int32_t acc[8], out[8];
+    uint8_t u[32];
+    int8_t s[32];
+    for (int i = 0; i < 8; ++i) acc[i] = static_cast<int32_t>(next() >> 8) - (1 << 23);
+    for (int i = 0; i < 32; ++i) {
+      u[i] = round == 0 ? 255 : static_cast<uint8_t>(next() >> 24);
+      s[i] = round == 0 ? -128 : static_cast<int8_t>(next() >> 24);
+    }
+    emulated_dpbusd(acc, u, s, out);
+    for (int l = 0; l < 8; ++l) {
+      int32_t expected = acc[l];
+      for (int b = 0; b < 4; ++b) expected += u[4 * l + b] * s[4 * l + b];
+      ASSERT_EQ(out[l], expected) << "round " << round << " lane " << l;
+    }
+  }
+}
+
+// The VNNI kernels' own logic (int32 sub-block sums, scales by mullo, Q8_0 through dot_i32)
+// with the emulated instruction: the same cases as the native paths.
+TEST(GemmKernelsVnniEmulated, MatchReferenceVecDot) {
+  PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
+  using Policy = cpu::gemm_x86::Vnni<EmulatedVpdpbusd>;
+  for (DType t : kRepackable) {
+    const cpu::GemmFn gemm = cpu::gemm_x86::kernel_for<Policy>(t);
+    for (int64_t blocks : {1, 7, 33}) {
+      check(gemm, t, gaussian_case(t, blocks, 1.0f), 2e-5);
+      check(gemm, t, gaussian_case(t, blocks, 300.0f), 2e-5);
+    }
+    for (int64_t blocks : {1, 3}) check(gemm, t, extreme_case(t, blocks), 1e-6);
+  }
+}
+
+#endif  // PADDOCK_X86
 
 TEST(Repack, KeepsTheMatrixSizeAndSplitsByGroups) {
   for (DType t : kRepackable) {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/ops.h"
+#include "backend/cpu/vec_exp.h"
 #include "base/check.h"
 #include "base/fp16.h"
 

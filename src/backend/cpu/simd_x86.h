@@ -1,7 +1,7 @@
 // Shared x86 helpers for the AVX2 and AVX-512 kernel files: function attributes that enable
 // an ISA per function (the build never sets -mavx2/-mavx512f globally, so the binary runs on
 // any x86-64 and CPUID picks the path), the per-column-count dispatch, and the unpacking of
-// K-quant scales. Only included by dot_avx2.cpp / dot_avx512.cpp / bandwidth.cpp.
+// K-quant scales. Only included by the x86 kernel files (and gemm_x86.h) and bandwidth.cpp.
 //   PADDOCK_TARGET_AVX2 void kernel(...);
 #pragma once
 

@@ -1,21 +1,26 @@
-// AVX2 kernels over 8 interleaved rows (repack.h). Every 32-bit lane of a register belongs to
-// one row, so a broadcast of 4 activation bytes meets 4 quants of each of the 8 rows in one
-// _mm256_maddubs_epi16, and the 8 row sums come out in one register. The int16 partial sums
-// of a sub-block stay exact (bounds in each kernel), so the per-row scale is applied once per
-// sub-block with one _mm256_madd_epi16.
+// The x86 kernels over 8 interleaved rows (repack.h), written once over a byte-dot policy P:
+//   Maddubs          AVX2: _mm256_maddubs_epi16 into int16 sums, scaled with _mm256_madd_epi16;
+//   Vnni<Vpdpbusd>   AVX-512 VNNI: vpdpbusd into int32 sums (the broadcast folded into the
+//                    instruction), scaled with _mm256_mullo_epi32.
+// Every 32-bit lane of a register belongs to one row, so a broadcast of 4 activation bytes
+// meets 4 quants of each of the 8 rows in one instruction and the 8 row sums come out in one
+// register. A sub-block's integer sum is exact (bounds in each kernel) and scaled per row once.
+// Included by gemm_x86.cpp and, with an exact AVX2 emulation of vpdpbusd, by gemm_test.cpp, so
+// the VNNI kernels are checked on machines without VNNI too.
+//   gemm_x86::q4_K<gemm_x86::Maddubs>(k, group, act, act_row_bytes, ny, out);
+#pragma once
+
 #include <cstring>
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/repack.h"
 #include "backend/cpu/simd_x86.h"
 
-namespace paddock::cpu {
-
 #if defined(PADDOCK_X86)
 
-namespace {
+namespace paddock::cpu::gemm_x86 {
 
-using detail::column;
+#define PADDOCK_GEMM_INLINE PADDOCK_TARGET_AVX2 __attribute__((always_inline)) inline
 
 // Decode streams weights from DRAM at a few bytes of work per byte: asking for the block-group
 // two ahead keeps more lines in flight than the hardware prefetcher alone (measured +15-20%
@@ -23,28 +28,28 @@ using detail::column;
 constexpr int64_t kAhead = 2;  // K-quant block-groups of 1152-1680 bytes
 
 template <typename Block>
-PADDOCK_TARGET_AVX2 inline void prefetch(const Block* b) {
+PADDOCK_GEMM_INLINE void prefetch(const Block* b) {
   const char* p = reinterpret_cast<const char*>(b);
   for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
 }
 
 // 4 activation bytes broadcast to every 32-bit lane.
-PADDOCK_TARGET_AVX2 inline __m256i bcast4(const int8_t* p) {
+PADDOCK_GEMM_INLINE __m256i bcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, sizeof(v));
   return _mm256_set1_epi32(v);
 }
 
-PADDOCK_TARGET_AVX2 inline __m256i load256(const void* p) {
+PADDOCK_GEMM_INLINE __m256i load256(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
 
-PADDOCK_TARGET_AVX2 inline __m256 load_halves(const uint16_t* p) {
+PADDOCK_GEMM_INLINE __m256 load_halves(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
 // From int16 lanes (2r, 2r+1) = (a_r, b_r): both lanes a_r (odd = false) or both b_r.
-PADDOCK_TARGET_AVX2 inline __m256i dup_pairs(__m256i v, bool odd) {
+PADDOCK_GEMM_INLINE __m256i dup_pairs(__m256i v, bool odd) {
   const __m256i even_mask = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13,  //
                                              0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
   const __m256i odd_mask = _mm256_setr_epi8(2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15,  //
@@ -53,25 +58,42 @@ PADDOCK_TARGET_AVX2 inline __m256i dup_pairs(__m256i v, bool odd) {
 }
 
 // Bytes 0..15 (half 0) or 16..31 (half 1) of v, zero-extended to int16.
-PADDOCK_TARGET_AVX2 inline __m256i widen_u8(__m256i v, int half) {
+PADDOCK_GEMM_INLINE __m256i widen_u8(__m256i v, int half) {
   return _mm256_cvtepu8_epi16(half == 0 ? _mm256_castsi256_si128(v) : _mm256_extracti128_si256(v, 1));
 }
 
-// One step of the Q4_K decode kernel: 4 quants of each of 8 rows in both nibbles of 32 bytes,
-// against activations at offset `at` (low nibbles) and at + 32 (high nibbles) of block i.
-PADDOCK_TARGET_AVX2 __attribute__((always_inline)) inline void q4_K_step(const uint8_t* qs,
-                                                                         const BlockQ8_K& yb, int at,
-                                                                         __m256i& al, __m256i& ah) {
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
-  const __m256i raw = load256(qs);
-  al = _mm256_add_epi16(al, _mm256_maddubs_epi16(_mm256_and_si256(raw, m4), bcast4(yb.qs + at)));
-  ah = _mm256_add_epi16(
-      ah, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), bcast4(yb.qs + at + 32)));
-}
+// The policies. dot(acc, u, y): acc += unsigned bytes u times the 4 signed bytes at y (in every
+// lane), in the policy's sub-block sum type. scaled(acc, s): a sub-block sum times each row's
+// scale, as int32 lanes; s holds row r's scale in both int16 lanes 2r and 2r+1 (dup_pairs).
+// dot_i32(acc, u, s): int32 acc += 4 products of u and the signed bytes s per lane.
+struct Maddubs {
+  PADDOCK_GEMM_INLINE static __m256i dot(__m256i acc, __m256i u, const int8_t* y) {
+    return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, bcast4(y)));
+  }
+  PADDOCK_GEMM_INLINE static __m256i scaled(__m256i acc, __m256i s) { return _mm256_madd_epi16(acc, s); }
+  PADDOCK_GEMM_INLINE static __m256i dot_i32(__m256i acc, __m256i u, __m256i s) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+  }
+};
+
+// D::dpbusd(acc, u, s) and D::dpbusd_bcast(acc, u, y) are vpdpbusd, the second with the 4 bytes
+// at y broadcast.
+template <typename D>
+struct Vnni {
+  PADDOCK_GEMM_INLINE static __m256i dot(__m256i acc, __m256i u, const int8_t* y) {
+    return D::dpbusd_bcast(acc, u, y);
+  }
+  PADDOCK_GEMM_INLINE static __m256i scaled(__m256i acc, __m256i s) {
+    return _mm256_mullo_epi32(acc, _mm256_srai_epi32(s, 16));
+  }
+  PADDOCK_GEMM_INLINE static __m256i dot_i32(__m256i acc, __m256i u, __m256i s) {
+    return D::dpbusd(acc, u, s);
+  }
+};
 
 // Row r's scales of sub-blocks 2c and 2c+1 as int16 lanes (2r, 2r+1) in pairs[c], and its mins
 // the same way in mins[c], from the planes of a Q4_K x 8 block (repack.h).
-PADDOCK_TARGET_AVX2 inline void q4_K_scales(const BlockQ4_Kx8& b, __m256i* pairs, __m256i* mins) {
+PADDOCK_GEMM_INLINE void q4_K_scales(const BlockQ4_Kx8& b, __m256i* pairs, __m256i* mins) {
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i m30 = _mm256_set1_epi8(0x30);
   const __m256i l0 = load256(b.lo4);
@@ -93,37 +115,36 @@ PADDOCK_TARGET_AVX2 inline void q4_K_scales(const BlockQ4_Kx8& b, __m256i* pairs
 }
 
 // The 8 steps of one nibble (Shift 0: low, 4: high) of a chunk for NY columns, each column's
-// int16 sums scaled once at the end. Several columns take the two nibbles in separate passes,
-// so NY accumulators are live rather than 2 * NY: with both, GCC ran out of registers and the
-// loop waited on a spilled accumulator (4 columns 1.6x slower measured).
-template <int NY, int Shift>
-PADDOCK_TARGET_AVX2 __attribute__((always_inline)) inline void q4_K_nibble(const uint8_t* qs,
-                                                                           const BlockQ8_K* const* yb,
-                                                                           int64_t i, int at, __m256i scale,
-                                                                           __m256i* sumi) {
+// sum scaled once at the end. Several columns take the two nibbles in separate passes, so NY
+// accumulators are live rather than 2 * NY: with both, GCC ran out of registers and the loop
+// waited on a spilled accumulator (4 columns 1.6x slower measured).
+template <typename P, int NY, int Shift>
+PADDOCK_GEMM_INLINE void q4_K_nibble(const uint8_t* qs, const BlockQ8_K* const* yb, int64_t i, int at,
+                                     __m256i scale, __m256i* sumi) {
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   __m256i a[NY];
   for (int j = 0; j < NY; ++j) a[j] = _mm256_setzero_si256();
 #pragma GCC unroll 2
   for (int s = 0; s < 8; ++s) {
     const __m256i q = _mm256_and_si256(_mm256_srli_epi16(load256(qs + 32 * s), Shift), m4);
-    for (int j = 0; j < NY; ++j)
-      a[j] = _mm256_add_epi16(a[j], _mm256_maddubs_epi16(q, bcast4(yb[j][i].qs + at + 4 * s)));
+    for (int j = 0; j < NY; ++j) a[j] = P::dot(a[j], q, yb[j][i].qs + at + 4 * s);
   }
-  for (int j = 0; j < NY; ++j) sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(a[j], scale));
+  for (int j = 0; j < NY; ++j) sumi[j] = _mm256_add_epi32(sumi[j], P::scaled(a[j], scale));
 }
 
-// Q4_K: per chunk c, sub-block 2c sits in the low nibbles and 2c+1 in the high ones. One
-// maddubs sums 2 products of at most 15 * 127, so 8 steps (16 products) stay below 30480.
-template <int NY>
+// Q4_K: per chunk c, sub-block 2c sits in the low nibbles and 2c+1 in the high ones. With
+// Maddubs one step sums 2 products of at most 15 * 127, so 8 steps (16 products) stay below
+// 30480 in int16.
+template <typename P, int NY>
 PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
   const BlockQ4_Kx8* wb = static_cast<const BlockQ4_Kx8*>(w);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
   for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
+    yb[j] = reinterpret_cast<const BlockQ8_K*>(detail::column(y, ys, j));
     acc[j] = _mm256_setzero_ps();
   }
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
   const int64_t nb = k / kQK_K;
   for (int64_t i = 0; i < nb; ++i) {
     const BlockQ4_Kx8& b = wb[i];
@@ -134,16 +155,20 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t 
 #pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
       const uint8_t* qs = b.qs + 256 * c;
-      if constexpr (NY == 1) {
+      if constexpr (NY == 1) {  // decode: both nibbles at once, 8 steps unrolled
+        const int8_t* ya = yb[0][i].qs + 64 * c;
         __m256i al = _mm256_setzero_si256(), ah = _mm256_setzero_si256();
 #pragma GCC unroll 8
-        for (int s = 0; s < 8; ++s) q4_K_step(qs + 32 * s, yb[0][i], 64 * c + 4 * s, al, ah);
-        sumi[0] =
-            _mm256_add_epi32(sumi[0], _mm256_add_epi32(_mm256_madd_epi16(al, dup_pairs(pairs[c], false)),
-                                                       _mm256_madd_epi16(ah, dup_pairs(pairs[c], true))));
+        for (int s = 0; s < 8; ++s) {
+          const __m256i raw = load256(qs + 32 * s);
+          al = P::dot(al, _mm256_and_si256(raw, m4), ya + 4 * s);
+          ah = P::dot(ah, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), ya + 32 + 4 * s);
+        }
+        sumi[0] = _mm256_add_epi32(sumi[0], _mm256_add_epi32(P::scaled(al, dup_pairs(pairs[c], false)),
+                                                             P::scaled(ah, dup_pairs(pairs[c], true))));
       } else {
-        q4_K_nibble<NY, 0>(qs, yb, i, 64 * c, dup_pairs(pairs[c], false), sumi);
-        q4_K_nibble<NY, 4>(qs, yb, i, 64 * c + 32, dup_pairs(pairs[c], true), sumi);
+        q4_K_nibble<P, NY, 0>(qs, yb, i, 64 * c, dup_pairs(pairs[c], false), sumi);
+        q4_K_nibble<P, NY, 4>(qs, yb, i, 64 * c + 32, dup_pairs(pairs[c], true), sumi);
       }
     }
     // Mins (int16 pairs of groups 2p, 2p+1 of each row) against the activations' sums of 32.
@@ -168,19 +193,19 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t 
 }
 
 // Row r's Q6_K scales of groups 2p and 2p+1 as int16 lanes (2r, 2r+1).
-PADDOCK_TARGET_AVX2 inline __m256i q6_K_scale_pairs(const BlockQ6_Kx8& b, int p) {
+PADDOCK_GEMM_INLINE __m256i q6_K_scale_pairs(const BlockQ6_Kx8& b, int p) {
   return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales + 16 * p)));
 }
 
-// Q6_K: quants 0..63, the -32 folded in through the activations' per-16 sums. One maddubs
-// sums 2 products of at most 63 * 127; two of them (4 products) stay below 32004.
-template <int NY>
+// Q6_K: quants 0..63, the -32 folded in through the activations' per-16 sums. With Maddubs
+// one step sums 2 products of at most 63 * 127; two steps (4 products) stay below 32004.
+template <typename P, int NY>
 PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
   const BlockQ6_Kx8* wb = static_cast<const BlockQ6_Kx8*>(w);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
   for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
+    yb[j] = reinterpret_cast<const BlockQ8_K*>(detail::column(y, ys, j));
     acc[j] = _mm256_setzero_ps();
   }
   const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -189,8 +214,8 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t 
   for (int64_t i = 0; i < nb; ++i) {
     const BlockQ6_Kx8& b = wb[i];
     prefetch(wb + i + kAhead);
-    __m256i sumi[NY];
-    for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
+    __m256i sumi[NY], bias[NY];
+    for (int j = 0; j < NY; ++j) sumi[j] = bias[j] = _mm256_setzero_si256();
     for (int p = 0; p < 8; ++p) {
       const __m256i pairs = q6_K_scale_pairs(b, p);
       for (int t = 0; t < 2; ++t) {
@@ -209,26 +234,21 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t 
                                            _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
         for (int j = 0; j < NY; ++j) {
           const int8_t* yq = yb[j][i].qs + 16 * g;
-          const __m256i m01 = _mm256_add_epi16(_mm256_maddubs_epi16(v0, bcast4(yq)),
-                                               _mm256_maddubs_epi16(v1, bcast4(yq + 4)));
-          const __m256i m23 = _mm256_add_epi16(_mm256_maddubs_epi16(v2, bcast4(yq + 8)),
-                                               _mm256_maddubs_epi16(v3, bcast4(yq + 12)));
-          sumi[j] = _mm256_add_epi32(
-              sumi[j], _mm256_add_epi32(_mm256_madd_epi16(m01, scale), _mm256_madd_epi16(m23, scale)));
+          const __m256i zero = _mm256_setzero_si256();
+          const __m256i m01 = P::dot(P::dot(zero, v0, yq), v1, yq + 4);
+          const __m256i m23 = P::dot(P::dot(zero, v2, yq + 8), v3, yq + 12);
+          sumi[j] = _mm256_add_epi32(sumi[j], _mm256_add_epi32(P::scaled(m01, scale), P::scaled(m23, scale)));
         }
       }
-    }
-    // The -32 of every quant: 32 * scale * (the activations' sum over the group), once per block.
-    for (int j = 0; j < NY; ++j) {
-      __m256i bias = _mm256_setzero_si256();
-      for (int p = 0; p < 8; ++p) {
+      // The -32 of every quant: 32 * scale * (the activations' sum over the group).
+      for (int j = 0; j < NY; ++j) {
         const __m256i bsums = bcast4(reinterpret_cast<const int8_t*>(yb[j][i].bsums + 2 * p));
-        bias = _mm256_add_epi32(bias, _mm256_madd_epi16(q6_K_scale_pairs(b, p), bsums));
+        bias[j] = _mm256_add_epi32(bias[j], _mm256_madd_epi16(pairs, bsums));
       }
-      sumi[j] = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(bias, 5));
     }
     const __m256 d = load_halves(b.d);
     for (int j = 0; j < NY; ++j) {
+      sumi[j] = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(bias[j], 5));
       acc[j] =
           _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(yb[j][i].d)), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
     }
@@ -236,18 +256,17 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t 
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
 }
 
-// Q8_0: signed x signed through |x| and sign(y, x); a maddubs pair can reach 32258, so each
-// step is widened to int32 at once.
-template <int NY>
+// Q8_0: signed x signed through |x| and sign(y, x); with Maddubs a pair can reach 32258, so
+// each step is widened to int32 at once.
+template <typename P, int NY>
 PADDOCK_TARGET_AVX2 void q8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
   const BlockQ8_0x8* wb = static_cast<const BlockQ8_0x8*>(w);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
   for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_0*>(column(y, ys, j));
+    yb[j] = reinterpret_cast<const BlockQ8_0*>(detail::column(y, ys, j));
     acc[j] = _mm256_setzero_ps();
   }
-  const __m256i ones = _mm256_set1_epi16(1);
   const int64_t nb = k / kQK8_0;
   for (int64_t i = 0; i < nb; ++i) {
     const BlockQ8_0x8& b = wb[i];
@@ -257,10 +276,8 @@ PADDOCK_TARGET_AVX2 void q8_0_n(int64_t k, const void* w, const void* y, size_t 
     for (int s = 0; s < 8; ++s) {
       const __m256i q = load256(b.qs + 32 * s);
       const __m256i aq = _mm256_sign_epi8(q, q);
-      for (int j = 0; j < NY; ++j) {
-        const __m256i p = _mm256_maddubs_epi16(aq, _mm256_sign_epi8(bcast4(yb[j][i].qs + 4 * s), q));
-        sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(p, ones));
-      }
+      for (int j = 0; j < NY; ++j)
+        sumi[j] = P::dot_i32(sumi[j], aq, _mm256_sign_epi8(bcast4(yb[j][i].qs + 4 * s), q));
     }
     const __m256 d = load_halves(b.d);
     for (int j = 0; j < NY; ++j) {
@@ -271,27 +288,33 @@ PADDOCK_TARGET_AVX2 void q8_0_n(int64_t k, const void* w, const void* y, size_t 
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
 }
 
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q4_K)
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q6_K)
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q8_0)
+// The GemmFn of kernel `name` under policy P: one instantiation per column count.
+#define PADDOCK_GEMM_DISPATCH(name)                                                                       \
+  template <typename P>                                                                                   \
+  PADDOCK_TARGET_AVX2 void name(int64_t k, const void* w, const void* y, size_t ys, int ny, float* out) { \
+    switch (ny) {                                                                                         \
+      case 1: name##_n<P, 1>(k, w, y, ys, out); break;                                                    \
+      case 2: name##_n<P, 2>(k, w, y, ys, out); break;                                                    \
+      case 3: name##_n<P, 3>(k, w, y, ys, out); break;                                                    \
+      default: name##_n<P, 4>(k, w, y, ys, out); break;                                                   \
+    }                                                                                                     \
+  }
+PADDOCK_GEMM_DISPATCH(q4_K)
+PADDOCK_GEMM_DISPATCH(q6_K)
+PADDOCK_GEMM_DISPATCH(q8_0)
+#undef PADDOCK_GEMM_DISPATCH
 
-}  // namespace
-
-GemmFn gemm_kernel_avx2(DType t) {
+// The kernel of type t under policy P; nullptr for types without an interleaved layout.
+template <typename P>
+GemmFn kernel_for(DType t) {
   switch (t) {
-    case DType::kQ4_K: return q4_K;
-    case DType::kQ6_K: return q6_K;
-    case DType::kQ8_0: return q8_0;
+    case DType::kQ4_K: return q4_K<P>;
+    case DType::kQ6_K: return q6_K<P>;
+    case DType::kQ8_0: return q8_0<P>;
     default: return nullptr;
   }
 }
 
-#else
+}  // namespace paddock::cpu::gemm_x86
 
-GemmFn gemm_kernel_avx2(DType) { return nullptr; }
-
-#endif
-
-GemmFn gemm_kernel(CpuIsa isa, DType t) { return isa == CpuIsa::kScalar ? nullptr : gemm_kernel_avx2(t); }
-
-}  // namespace paddock::cpu
+#endif  // PADDOCK_X86
