@@ -14,7 +14,6 @@
 #include "cli/client_ops.h"
 #include "cli/commands.h"
 #include "cli/repl.h"
-#include "cli/repl_internal.h"
 #include "cli/ui/format.h"
 
 namespace paddock::cli {
@@ -175,12 +174,6 @@ int run_run(int argc, char** argv) {
     for (const std::string& w : words) prompt += (prompt.empty() ? "" : " ") + w;
     return run_once(*client, opts, prompt);
   }
-  // Load the model before the first prompt so the wait shows up as a spinner here.
-  install_sigint_handler();
-  nlohmann::json load = request_common(opts);
-  load["messages"] = nlohmann::json::array();
-  const auto loaded = stream_answer(*client, "/api/chat", load, opts);
-  if (!loaded.ok()) return report_error(loaded.status());
   return run_interactive(*client, opts);
 }
 

@@ -1,5 +1,6 @@
 // The interactive prompt of `paddock run` (Ollama's cmd/interactive.go, over libedit).
 #include <editline/readline.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,11 +31,41 @@ std::string history_path() {
   return (dir / "history").string();
 }
 
+// While the prompt is not reading a line (a model loads, an answer streams), keys typed
+// ahead stay raw bytes for the next line, unechoed, as in Ollama. In the terminal's canonical
+// mode a Ctrl+D typed then would be an end-of-file that libedit reads as a NUL byte, which
+// makes it quote the next key: the next Ctrl+D would be inserted instead of leaving.
+// Ctrl+C still signals (ISIG stays on). The terminal's settings come back on destruction.
+class TypeaheadMode {
+ public:
+  TypeaheadMode() : tty_(isatty(STDIN_FILENO) != 0 && tcgetattr(STDIN_FILENO, &saved_) == 0) { enter(); }
+  ~TypeaheadMode() {
+    if (tty_) tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_);
+  }
+  TypeaheadMode(const TypeaheadMode&) = delete;
+  TypeaheadMode& operator=(const TypeaheadMode&) = delete;
+
+  // Again after each line: libedit leaves the terminal in canonical mode when it returns.
+  void enter() const {
+    if (!tty_) return;
+    termios t = saved_;
+    t.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+    t.c_cc[VMIN] = 1;
+    t.c_cc[VTIME] = 0;
+    tcsetattr(STDIN_FILENO, TCSADRAIN, &t);
+  }
+
+ private:
+  termios saved_{};
+  bool tty_;
+};
+
 // One line from the terminal; nullopt on Ctrl+D. Ctrl+C clears the line and says how to leave.
-std::optional<std::string> read_line(const char* prompt) {
+std::optional<std::string> read_line(const char* prompt, const TypeaheadMode& typeahead) {
   for (;;) {
     errno = 0;
     char* raw = readline(prompt);
+    typeahead.enter();
     if (take_interrupt()) {
       std::free(raw);
       std::fputs("\nUse Ctrl + d or /bye to exit.\n", stdout);
@@ -49,7 +80,8 @@ std::optional<std::string> read_line(const char* prompt) {
 
 class Session {
  public:
-  Session(const HttpClient& client, RunOptions opts) : client_(client), opts_(std::move(opts)) {}
+  Session(const HttpClient& client, RunOptions opts, const TypeaheadMode& typeahead)
+      : client_(client), opts_(std::move(opts)), typeahead_(typeahead) {}
   int loop();
 
  private:
@@ -63,13 +95,13 @@ class Session {
 
   const HttpClient& client_;
   RunOptions opts_;
+  const TypeaheadMode& typeahead_;
   nlohmann::json messages_ = nlohmann::json::array();
   bool history_ = true;
   std::string template_;
 };
 
 int Session::loop() {
-  install_sigint_handler();
   const std::string hist = history_path();
   history_ = !env_flag("NOHISTORY");
   using_history();
@@ -77,7 +109,7 @@ int Session::loop() {
   if (history_) read_history(hist.c_str());
   ui::MultilineCollector multiline;
   for (;;) {
-    const auto line = read_line(multiline.open() ? "... " : ">>> ");
+    const auto line = read_line(multiline.open() ? "... " : ">>> ", typeahead_);
     if (!line) {
       std::fputs("\n", stdout);
       break;
@@ -281,7 +313,15 @@ void Session::save(const std::string& model) {
 }  // namespace
 
 int run_interactive(const HttpClient& client, RunOptions opts) {
-  Session session(client, std::move(opts));
+  rl_initialize();  // first: libedit turns line editing off if it starts with echo off
+  const TypeaheadMode typeahead;
+  install_sigint_handler();
+  // Load the model before the first prompt so the wait shows up as a spinner here.
+  nlohmann::json load = request_common(opts);
+  load["messages"] = nlohmann::json::array();
+  const auto loaded = stream_answer(client, "/api/chat", load, opts);
+  if (!loaded.ok()) return report_error(loaded.status());
+  Session session(client, std::move(opts), typeahead);
   return session.loop();
 }
 

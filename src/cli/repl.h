@@ -27,6 +27,8 @@ struct RunOptions {
 
 // Streams one answer to `prompt` to stdout; returns the exit code.
 int run_once(const HttpClient& client, const RunOptions& opts, const std::string& prompt);
+// Loads the model (a spinner while it loads), then runs the prompt; keys typed meanwhile are
+// kept for the first line.
 int run_interactive(const HttpClient& client, RunOptions opts);
 
 }  // namespace paddock::cli

@@ -53,9 +53,9 @@ def line_editor_reading(fd):
         return True
 
 
-def drive_pty(args, env, inputs, timeout=60):
+def drive_pty(args, env, inputs, timeout=60, typeahead=None):
     """Runs the binary on a pseudo-terminal, sending each input once the prompt shows and the
-    line editor reads keys."""
+    line editor reads keys; `typeahead` is typed before the prompt, once the load spinner shows."""
     pid, fd = pty.fork()
     if pid == 0:
         os.execve(BIN, [BIN] + args, env)
@@ -78,6 +78,10 @@ def drive_pty(args, env, inputs, timeout=60):
 
     alive = True
     while alive and time.time() < deadline:
+        if typeahead is not None and out and b">>>" not in out:
+            os.write(fd, typeahead.encode())
+            out += b"<<typed ahead>>"
+            typeahead = None
         if pending and (out.rstrip().endswith(b">>>") or out.rstrip().endswith(b"...")) and line_editor_reading(fd):
             item = pending.pop(0)
             if isinstance(item, tuple):  # (text, signal, marker): the signal once the marker shows
@@ -184,7 +188,7 @@ class FakeOllama(http.server.BaseHTTPRequestHandler):
                  "prompt_eval_count": 10, "prompt_eval_duration": 500_000_000, "eval_count": 20,
                  "eval_duration": 1_000_000_000}
         if self.path == "/api/show":
-            if model in ("stories", "stories:latest") or (model == "pulled" and FakeOllama.pulled):
+            if model in ("stories", "stories:latest", "slowload") or (model == "pulled" and FakeOllama.pulled):
                 self.send_json(200, {"license": "MIT License\nline two\nline three", "parameters": "stop \"<s>\"",
                                      "template": "{{ .Prompt }}", "system": "", "modelfile": "FROM stories\n",
                                      "details": {"family": "llama", "parameter_size": "260K",
@@ -219,6 +223,8 @@ class FakeOllama(http.server.BaseHTTPRequestHandler):
         elif self.path == "/api/chat":
             msgs = b.get("messages", [])
             if not msgs:
+                if model == "slowload":  # keys typed while a model loads are the test
+                    time.sleep(2)
                 self.stream([{"model": model, "message": {"role": "assistant", "content": ""}, "done": True,
                               "done_reason": "load"}])
                 return
@@ -338,6 +344,16 @@ def fake_tests(env):
 
     out, status = drive_pty(["run", "stories"], env, ["\x04"])
     check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "Ctrl+D leaves", out)
+
+    # Keys typed while the model loads: a line becomes the first prompt (echoed once, by the
+    # line editor), and a Ctrl+D then still leaves (in canonical mode it became a NUL byte
+    # that made libedit quote the next key, so the prompt never left).
+    out, status = drive_pty(["run", "slowload"], env, ["/bye\n"], timeout=20, typeahead="typed early\n")
+    check("turns=1 last=typed early" in out and out.count("typed early") == 2,
+          "a line typed while the model loads is the first prompt", out)
+    check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "then /bye leaves", str(status))
+    out, status = drive_pty(["run", "slowload"], env, [], timeout=20, typeahead="\x04")
+    check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "Ctrl+D typed while the model loads leaves", out)
 
     server.shutdown()
     dead = dict(env, PADDOCK_HOST="127.0.0.1:%d" % free_port(), PADDOCK_NOAUTOSTART="1")

@@ -51,11 +51,13 @@ int64_t row_tile_for(const ThreadPool& pool, int64_t m, int64_t ncols) {
   return std::max(kRowTile, (per_chunk + kRowTile - 1) / kRowTile * kRowTile);
 }
 
-// Runs fn(r0, r1, c0, ny, thread) over the work items of an m x ncols product: (row tile of
-// row_tile rows) x (block of kColBlock columns) pairs claimed one at a time, and within an item
-// each group of up to kMaxCols columns c0..c0+ny-1 against rows [r0, r1).
+// Runs fn(r0, r1, c0, ny, dst_cols, thread) over the work items of an m x ncols product into
+// dst: (row tile of row_tile rows) x (block of kColBlock columns) pairs claimed one at a time,
+// and within an item each group of up to kMaxCols columns c0..c0+ny-1 against rows [r0, r1);
+// dst_cols[j] is dst's column c0 + j.
 template <typename Fn>
-void for_each_tile(ThreadPool& pool, int64_t m, int64_t ncols, int64_t row_tile, Fn&& fn) {
+void for_each_tile(ThreadPool& pool, int64_t m, int64_t ncols, int64_t row_tile, const TensorView& dst,
+                   Fn&& fn) {
   const int64_t row_tiles = (m + row_tile - 1) / row_tile;
   const int64_t col_blocks = (ncols + kColBlock - 1) / kColBlock;
   pool.parallel_for_chunked(row_tiles * col_blocks, 1, [&](int64_t b, int64_t e, int thread) {
@@ -65,7 +67,10 @@ void for_each_tile(ThreadPool& pool, int64_t m, int64_t ncols, int64_t row_tile,
       const int64_t cb0 = (item / row_tiles) * kColBlock;
       const int64_t cb1 = std::min(cb0 + kColBlock, ncols);
       for (int64_t c0 = cb0; c0 < cb1; c0 += kMaxCols) {
-        fn(r0, r1, c0, static_cast<int>(std::min<int64_t>(kMaxCols, cb1 - c0)), thread);
+        const int ny = static_cast<int>(std::min<int64_t>(kMaxCols, cb1 - c0));
+        uint8_t* dst_cols[kMaxCols];
+        for (int j = 0; j < ny; ++j) dst_cols[j] = column_row(dst, c0 + j);
+        fn(r0, r1, c0, ny, dst_cols, thread);
       }
     }
   });
@@ -78,17 +83,17 @@ void mul_mat_packed(ThreadPool& pool, GemmFn gemm, const uint8_t* packed, const 
   static_assert(kRowTile % kRepackRows == 0, "row tiles hold whole interleaved groups");
   const int64_t k = w.ne[0];
   const size_t group_bytes = dtype_row_bytes(w.type, k) * kRepackRows;
-  for_each_tile(pool, w.ne[1], ncols, row_tile, [&](int64_t r0, int64_t r1, int64_t c0, int ny, int) {
+  const auto tile = [&](int64_t r0, int64_t r1, int64_t c0, int ny, uint8_t* const* dst_cols, int) {
     float out[kMaxCols * kRepackRows];
     const uint8_t* y = act + act_row * static_cast<size_t>(c0);
     for (int64_t r = r0; r < r1; r += kRepackRows) {
       gemm(k, packed + group_bytes * static_cast<size_t>(r / kRepackRows), y, act_row, ny, out);
       for (int j = 0; j < ny; ++j) {
-        std::memcpy(column_row(dst, c0 + j) + r * dst.nb[0], out + kRepackRows * j,
-                    sizeof(float) * kRepackRows);
+        std::memcpy(dst_cols[j] + r * dst.nb[0], out + kRepackRows * j, sizeof(float) * kRepackRows);
       }
     }
-  });
+  };
+  for_each_tile(pool, w.ne[1], ncols, row_tile, dst, tile);
 }
 
 }  // namespace
@@ -145,10 +150,8 @@ void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w
   if (gemm != nullptr) return mul_mat_packed(pool, gemm, packed, w, act, act_row, ncols, row_tile, dst);
   if (dequantize_first)
     scratch.dequantized_rows.resize(static_cast<size_t>(k) * static_cast<size_t>(pool.size()));
-  for_each_tile(pool, m, ncols, row_tile, [&](int64_t r0, int64_t r1, int64_t c0, int ny, int thread) {
+  const auto tile = [&](int64_t r0, int64_t r1, int64_t c0, int ny, uint8_t* const* dst_cols, int thread) {
     float out[kMaxCols];
-    uint8_t* dst_cols[kMaxCols];
-    for (int j = 0; j < ny; ++j) dst_cols[j] = column_row(dst, c0 + j);
     const uint8_t* y = act + act_row * static_cast<size_t>(c0);
     float* row_f32 =
         dequantize_first ? scratch.dequantized_rows.data() + static_cast<size_t>(k) * thread : nullptr;
@@ -161,7 +164,8 @@ void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w
       dot(k, row, y, act_row, ny, out);
       for (int j = 0; j < ny; ++j) *reinterpret_cast<float*>(dst_cols[j] + r * dst.nb[0]) = out[j];
     }
-  });
+  };
+  for_each_tile(pool, m, ncols, row_tile, dst, tile);
 }
 
 }  // namespace paddock::cpu
