@@ -50,25 +50,49 @@ void ThreadPool::drain(int thread_idx) {
     const uint64_t claim = next_chunk_.fetch_add(1, std::memory_order_acq_rel);
     const auto c = static_cast<int64_t>(claim & 0xffffffffu);
     if (c >= static_cast<int64_t>(claim >> 32)) return;
-    const int64_t begin = grain_ == 0 ? n_ * c / size_ : c * grain_;
-    const int64_t end = grain_ == 0 ? n_ * (c + 1) / size_ : std::min(n_, begin + grain_);
+    int64_t begin = 0, end = 0;
+    switch (split_) {
+      case Split::kEven:
+        begin = n_ * c / size_;
+        end = n_ * (c + 1) / size_;
+        break;
+      case Split::kFixed:
+        begin = c * grain_;
+        end = std::min(n_, begin + grain_);
+        break;
+      case Split::kGuided:
+        begin = bounds_[static_cast<size_t>(c)];
+        end = bounds_[static_cast<size_t>(c) + 1];
+        break;
+    }
     if (begin < end) call_(ctx_, begin, end, thread_idx);
     done_chunks_.fetch_add(1, std::memory_order_release);
   }
 }
 
-void ThreadPool::run(int64_t n, int64_t grain, void* ctx, Trampoline call) {
+void ThreadPool::run(int64_t n, Split split, int64_t grain, void* ctx, Trampoline call) {
   if (n <= 0) return;
-  const int64_t n_chunks = grain == 0 ? size_ : (n + grain - 1) / grain;
-  PADDOCK_CHECK_MSG(n_chunks < (int64_t{1} << 31), "parallel_for_chunked: too many chunks");
-  if (size_ == 1 || n == 1 || n_chunks == 1) {
+  if (size_ == 1 || n == 1 || (split != Split::kEven && grain >= n)) {  // one chunk
     call(ctx, 0, n, 0);
     return;
   }
   PADDOCK_CHECK_MSG(!busy_.exchange(true, std::memory_order_acquire), "nested or concurrent parallel_for");
+  int64_t n_chunks = size_;
+  if (split == Split::kFixed) n_chunks = (n + grain - 1) / grain;
+  if (split == Split::kGuided) {
+    bounds_.assign(1, 0);
+    for (int64_t left = n; left > 0;) {
+      const int64_t take = std::min(left, std::max(grain, (left + 2 * size_ - 1) / (2 * size_)));
+      bounds_.push_back(bounds_.back() + take);
+      left -= take;
+    }
+    n_chunks = static_cast<int64_t>(bounds_.size()) - 1;
+  }
+  PADDOCK_CHECK_MSG(n_chunks < (int64_t{1} << 31), "parallel_for_chunked: too many chunks");
   ctx_ = ctx;
   call_ = call;
   n_ = n;
+  split_ = split;
   grain_ = grain;
   n_chunks_ = n_chunks;
   done_chunks_.store(0, std::memory_order_relaxed);

@@ -36,7 +36,8 @@ class ThreadPool {
   // fn(begin, end, thread_idx) for each non-empty chunk; thread_idx < size().
   template <typename F>
   void parallel_for(int64_t n, F&& fn) {
-    run(n, 0, const_cast<void*>(static_cast<const void*>(&fn)), &trampoline<std::remove_reference_t<F>>);
+    run(n, Split::kEven, 0, const_cast<void*>(static_cast<const void*>(&fn)),
+        &trampoline<std::remove_reference_t<F>>);
   }
 
   // The same over chunks of `grain` items ([c*grain, min(n, (c+1)*grain))), claimed one at a
@@ -44,7 +45,16 @@ class ThreadPool {
   // ops such as mul_mat). grain < 1 counts as 1.
   template <typename F>
   void parallel_for_chunked(int64_t n, int64_t grain, F&& fn) {
-    run(n, grain < 1 ? 1 : grain, const_cast<void*>(static_cast<const void*>(&fn)),
+    run(n, Split::kFixed, grain < 1 ? 1 : grain, const_cast<void*>(static_cast<const void*>(&fn)),
+        &trampoline<std::remove_reference_t<F>>);
+  }
+
+  // Guided: contiguous chunks that shrink as the work runs out, each 1/(2*size()) of what is
+  // left but at least min_grain items, claimed one at a time. Few, long chunks (streaming
+  // reads stay sequential) and a short tail, so threads finish together (decode's mul_mat).
+  template <typename F>
+  void parallel_for_guided(int64_t n, int64_t min_grain, F&& fn) {
+    run(n, Split::kGuided, min_grain < 1 ? 1 : min_grain, const_cast<void*>(static_cast<const void*>(&fn)),
         &trampoline<std::remove_reference_t<F>>);
   }
 
@@ -56,8 +66,8 @@ class ThreadPool {
     (*static_cast<Fn*>(ctx))(b, e, t);
   }
 
-  // grain 0: size() even chunks; otherwise chunks of grain items.
-  void run(int64_t n, int64_t grain, void* ctx, Trampoline call);
+  enum class Split { kEven, kFixed, kGuided };
+  void run(int64_t n, Split split, int64_t grain, void* ctx, Trampoline call);
   void worker(int idx);
   // Claims and runs chunks of the current job until none is left.
   void drain(int thread_idx);
@@ -69,8 +79,10 @@ class ThreadPool {
   void* ctx_ = nullptr;
   Trampoline call_ = nullptr;
   int64_t n_ = 0;
+  Split split_ = Split::kEven;
   int64_t grain_ = 0;
-  int64_t n_chunks_ = 0;  // read by the caller only
+  std::vector<int64_t> bounds_;  // kGuided: chunk c is [bounds_[c], bounds_[c + 1])
+  int64_t n_chunks_ = 0;         // read by the caller only
   // (chunk count << 32) | next chunk index: a claim gets the index and the count of the same
   // job in one atomic read, so a late claim on a finished job (a worker leaving drain while
   // the caller already starts the next job) can never be mistaken for a chunk of the next.

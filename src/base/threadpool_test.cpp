@@ -7,6 +7,7 @@
 #include <mutex>
 #include <numeric>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace paddock {
@@ -65,6 +66,46 @@ TEST(ThreadPool, ChunkedCoversEveryIndexOnceInGrainSizedChunks) {
             EXPECT_EQ(e, std::min(n, b + g));
           }
         }
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, GuidedChunksShrinkToTheMinimumAndCoverEveryIndexOnce) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 7, 64, 1025, 4008}) {
+      for (int64_t min_grain : {0, 1, 5, 2000}) {
+        std::mutex mu;
+        std::vector<std::pair<int64_t, int64_t>> chunks;
+        std::vector<int> hits(static_cast<size_t>(n), 0);
+        pool.parallel_for_guided(n, min_grain, [&](int64_t b, int64_t e, int t) {
+          EXPECT_LT(t, threads);
+          std::lock_guard lock(mu);
+          chunks.emplace_back(b, e);
+          for (int64_t i = b; i < e; ++i) ++hits[static_cast<size_t>(i)];
+        });
+        const std::string what = "threads " + std::to_string(threads) + " n " + std::to_string(n) + " min " +
+                                 std::to_string(min_grain);
+        for (int h : hits) EXPECT_EQ(h, 1) << what;
+        const int64_t g = std::max<int64_t>(min_grain, 1);
+        if (threads == 1 || n <= g) {
+          EXPECT_LE(chunks.size(), 1u) << what;
+          continue;
+        }
+        // In index order: each chunk is half of what was left over the threads (rounded up),
+        // never under the minimum except the very last one, and never growing.
+        std::sort(chunks.begin(), chunks.end());
+        int64_t left = n;
+        for (size_t c = 0; c < chunks.size(); ++c) {
+          const int64_t size = chunks[c].second - chunks[c].first;
+          EXPECT_EQ(size, std::min(left, std::max(g, (left + 2 * threads - 1) / (2 * threads)))) << what;
+          if (c > 0) {
+            EXPECT_LE(size, chunks[c - 1].second - chunks[c - 1].first) << what;
+          }
+          left -= size;
+        }
+        EXPECT_EQ(left, 0) << what;
       }
     }
   }

@@ -40,30 +40,21 @@ bool has_dot(DType t) {
   return act != nullptr && act->quantize_row != nullptr;
 }
 
-// Work items are (row tile, column block) pairs, claimed dynamically; a column block's
-// activations stay in L2 while the thread walks a row tile's weights over them.
-// Decode (one column group): each thread streams long contiguous runs of rows, which the
-// hardware prefetcher follows best, while about 4 chunks per thread still let a thread
-// that is running take over from one the OS has paused.
-int64_t row_tile_for(const ThreadPool& pool, int64_t m, int64_t ncols) {
-  if (ncols > kMaxCols) return kRowTile;
-  const int64_t per_chunk = (m + 4 * pool.size() - 1) / (4 * pool.size());
-  return std::max(kRowTile, (per_chunk + kRowTile - 1) / kRowTile * kRowTile);
-}
-
 // Runs fn(r0, r1, c0, ny, dst_cols, thread) over the work items of an m x ncols product into
-// dst: (row tile of row_tile rows) x (block of kColBlock columns) pairs claimed one at a time,
-// and within an item each group of up to kMaxCols columns c0..c0+ny-1 against rows [r0, r1);
-// dst_cols[j] is dst's column c0 + j.
+// dst: (row tile of kRowTile rows) x (block of kColBlock columns) pairs, and within an item
+// each group of up to kMaxCols columns c0..c0+ny-1 against rows [r0, r1); dst_cols[j] is
+// dst's column c0 + j. Items are claimed one at a time; with one column group (decode) they
+// go in guided chunks instead: each thread streams long runs of consecutive rows, which the
+// hardware prefetcher follows best, and the chunks shrink to one tile at the end, so neither
+// thread waits long for the other (nor for one the OS has paused).
 template <typename Fn>
-void for_each_tile(ThreadPool& pool, int64_t m, int64_t ncols, int64_t row_tile, const TensorView& dst,
-                   Fn&& fn) {
-  const int64_t row_tiles = (m + row_tile - 1) / row_tile;
+void for_each_tile(ThreadPool& pool, int64_t m, int64_t ncols, const TensorView& dst, Fn&& fn) {
+  const int64_t row_tiles = (m + kRowTile - 1) / kRowTile;
   const int64_t col_blocks = (ncols + kColBlock - 1) / kColBlock;
-  pool.parallel_for_chunked(row_tiles * col_blocks, 1, [&](int64_t b, int64_t e, int thread) {
+  const auto items = [&](int64_t b, int64_t e, int thread) {
     for (int64_t item = b; item < e; ++item) {
-      const int64_t r0 = (item % row_tiles) * row_tile;
-      const int64_t r1 = std::min(r0 + row_tile, m);
+      const int64_t r0 = (item % row_tiles) * kRowTile;
+      const int64_t r1 = std::min(r0 + kRowTile, m);
       const int64_t cb0 = (item / row_tiles) * kColBlock;
       const int64_t cb1 = std::min(cb0 + kColBlock, ncols);
       for (int64_t c0 = cb0; c0 < cb1; c0 += kMaxCols) {
@@ -73,13 +64,17 @@ void for_each_tile(ThreadPool& pool, int64_t m, int64_t ncols, int64_t row_tile,
         fn(r0, r1, c0, ny, dst_cols, thread);
       }
     }
-  });
+  };
+  if (ncols <= kMaxCols) {
+    pool.parallel_for_guided(row_tiles, 1, items);
+  } else {
+    pool.parallel_for_chunked(row_tiles * col_blocks, 1, items);
+  }
 }
 
 // mul_mat over interleaved weights: the same work items, walked 8 rows at a time.
 void mul_mat_packed(ThreadPool& pool, GemmFn gemm, const uint8_t* packed, const TensorView& w,
-                    const uint8_t* act, size_t act_row, int64_t ncols, int64_t row_tile,
-                    const TensorView& dst) {
+                    const uint8_t* act, size_t act_row, int64_t ncols, const TensorView& dst) {
   static_assert(kRowTile % kRepackRows == 0, "row tiles hold whole interleaved groups");
   const int64_t k = w.ne[0];
   const size_t group_bytes = dtype_row_bytes(w.type, k) * kRepackRows;
@@ -93,7 +88,7 @@ void mul_mat_packed(ThreadPool& pool, GemmFn gemm, const uint8_t* packed, const 
       }
     }
   };
-  for_each_tile(pool, w.ne[1], ncols, row_tile, dst, tile);
+  for_each_tile(pool, w.ne[1], ncols, dst, tile);
 }
 
 }  // namespace
@@ -146,8 +141,7 @@ void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w
     }
   });
 
-  const int64_t row_tile = row_tile_for(pool, m, ncols);
-  if (gemm != nullptr) return mul_mat_packed(pool, gemm, packed, w, act, act_row, ncols, row_tile, dst);
+  if (gemm != nullptr) return mul_mat_packed(pool, gemm, packed, w, act, act_row, ncols, dst);
   if (dequantize_first)
     scratch.dequantized_rows.resize(static_cast<size_t>(k) * static_cast<size_t>(pool.size()));
   const auto tile = [&](int64_t r0, int64_t r1, int64_t c0, int ny, uint8_t* const* dst_cols, int thread) {
@@ -165,7 +159,7 @@ void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w
       for (int j = 0; j < ny; ++j) *reinterpret_cast<float*>(dst_cols[j] + r * dst.nb[0]) = out[j];
     }
   };
-  for_each_tile(pool, m, ncols, row_tile, dst, tile);
+  for_each_tile(pool, m, ncols, dst, tile);
 }
 
 }  // namespace paddock::cpu
