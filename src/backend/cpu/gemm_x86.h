@@ -91,6 +91,15 @@ struct Vnni {
   }
 };
 
+// Column j's activation blocks in yb[j], and its float accumulator (8 rows) zeroed.
+template <typename YBlock, int NY>
+PADDOCK_GEMM_INLINE void start_columns(const void* y, size_t ys, const YBlock* (&yb)[NY], __m256 (&acc)[NY]) {
+  for (int j = 0; j < NY; ++j) {
+    yb[j] = reinterpret_cast<const YBlock*>(detail::column(y, ys, j));
+    acc[j] = _mm256_setzero_ps();
+  }
+}
+
 // Row r's scales of sub-blocks 2c and 2c+1 as int16 lanes (2r, 2r+1) in pairs[c], and its mins
 // the same way in mins[c], from the planes of a Q4_K x 8 block (repack.h).
 PADDOCK_GEMM_INLINE void q4_K_scales(const BlockQ4_Kx8& b, __m256i* pairs, __m256i* mins) {
@@ -140,10 +149,7 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t 
   const BlockQ4_Kx8* wb = static_cast<const BlockQ4_Kx8*>(w);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_K*>(detail::column(y, ys, j));
-    acc[j] = _mm256_setzero_ps();
-  }
+  start_columns(y, ys, yb, acc);
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const int64_t nb = k / kQK_K;
   for (int64_t i = 0; i < nb; ++i) {
@@ -204,10 +210,7 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t 
   const BlockQ6_Kx8* wb = static_cast<const BlockQ6_Kx8*>(w);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_K*>(detail::column(y, ys, j));
-    acc[j] = _mm256_setzero_ps();
-  }
+  start_columns(y, ys, yb, acc);
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i m30 = _mm256_set1_epi8(0x30);
   const int64_t nb = k / kQK_K;
@@ -263,10 +266,7 @@ PADDOCK_TARGET_AVX2 void q8_0_n(int64_t k, const void* w, const void* y, size_t 
   const BlockQ8_0x8* wb = static_cast<const BlockQ8_0x8*>(w);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
-  for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_0*>(detail::column(y, ys, j));
-    acc[j] = _mm256_setzero_ps();
-  }
+  start_columns(y, ys, yb, acc);
   const int64_t nb = k / kQK8_0;
   for (int64_t i = 0; i < nb; ++i) {
     const BlockQ8_0x8& b = wb[i];
