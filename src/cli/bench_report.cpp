@@ -98,16 +98,16 @@ std::string format_text(const BenchReport& r) {
   const std::string params = human_params(r.n_params);
   std::string out;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "| %-40s | %12s | %10s | %-7s | %7s | %13s | %20s |\n", "model", "size",
+  std::snprintf(buf, sizeof buf, "| %-40s | %12s | %10s | %-10s | %7s | %13s | %20s |\n", "model", "size",
                 "params", "backend", "threads", "test", "t/s");
   out += buf;
   out += "| " + std::string(40, '-') +
-         " | -----------: | ---------: | ------- | ------: | ------------: | "
+         " | -----------: | ---------: | ---------- | ------: | ------------: | "
          "-------------------: |\n";
   auto row = [&](const std::string& test, const Stat& s) {
     const std::string tps = printf_string("%.2f ± %.2f", s.mean, s.sd);
-    std::snprintf(buf, sizeof buf, "| %-40s | %12s | %10s | %-7s | %7d | %13s | %21s |\n", model.c_str(),
-                  size.c_str(), params.c_str(), "CPU", r.threads, test.c_str(), tps.c_str());
+    std::snprintf(buf, sizeof buf, "| %-40s | %12s | %10s | %-10s | %7d | %13s | %21s |\n", model.c_str(),
+                  size.c_str(), params.c_str(), r.backend.c_str(), r.threads, test.c_str(), tps.c_str());
     out += buf;
   };
   row("pp" + std::to_string(r.n_prompt), r.pp_tps);

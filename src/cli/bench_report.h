@@ -27,6 +27,7 @@ struct BenchReport {
   uint64_t size_bytes = 0;
   uint64_t n_params = 0;
   uint64_t bytes_per_token = 0;
+  std::string backend;  // the backend's name: cpu-avx2, cpu-avx512, ...
   int threads = 0;
   int n_prompt = 0;
   int n_gen = 0;

@@ -246,6 +246,7 @@ Result<BenchReport> bench(const BenchOptions& o) {
   rep.size_bytes = total_tensor_bytes(*file);
   rep.n_params = total_params(*file);
   rep.bytes_per_token = weight_bytes_per_token(*file);
+  rep.backend = std::string(be->name());
   rep.threads = threads;
   rep.n_prompt = o.n_prompt;
   rep.n_gen = o.n_gen;

@@ -59,4 +59,7 @@ check_bench_json Q4_0 <"$tmp/saved.json"
 grep -q '| *pp16 *|' "$tmp/saved.txt"
 grep -q '| *tg8 *|' "$tmp/saved.txt"
 grep -q 'decode efficiency' "$tmp/saved.txt"
+# The backend column names the kernel path, which PADDOCK_CPU forces.
+PADDOCK_CPU=scalar "$bin" bench --model "$saved" -p 16 -n 8 -r 1 -t 1 --probe-mib 64 >"$tmp/scalar.txt"
+grep -q '| cpu-scalar *|' "$tmp/scalar.txt"
 echo "bench_cli: OK"
