@@ -3,7 +3,9 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -35,29 +37,58 @@ std::string history_path() {
 // ahead stay raw bytes for the next line, unechoed, as in Ollama. In the terminal's canonical
 // mode a Ctrl+D typed then would be an end-of-file that libedit reads as a NUL byte, which
 // makes it quote the next key: the next Ctrl+D would be inserted instead of leaving.
-// Ctrl+C still signals (ISIG stays on). The terminal's settings come back on destruction.
+// Ctrl+C still signals (ISIG stays on). The terminal's settings come back on destruction,
+// and on SIGTERM, SIGHUP or SIGQUIT before the signal takes its default course, so a killed
+// session never leaves the shell without echo; SIGCONT (after Ctrl+Z) takes the mode again.
+// One instance at a time.
 class TypeaheadMode {
  public:
-  TypeaheadMode() : tty_(isatty(STDIN_FILENO) != 0 && tcgetattr(STDIN_FILENO, &saved_) == 0) { enter(); }
+  TypeaheadMode() {
+    if (isatty(STDIN_FILENO) == 0 || tcgetattr(STDIN_FILENO, &saved_) != 0) return;
+    raw_ = saved_;
+    raw_.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+    raw_.c_cc[VMIN] = 1;
+    raw_.c_cc[VTIME] = 0;
+    tty_ = true;
+    struct sigaction sa {};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_fatal;
+    for (size_t i = 0; i < kFatal.size(); ++i) sigaction(kFatal[i], &sa, &old_[i]);
+    sa.sa_handler = on_continue;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGCONT, &sa, &old_cont_);
+    enter();
+  }
   ~TypeaheadMode() {
-    if (tty_) tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_);
+    if (!tty_) return;
+    tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_);
+    for (size_t i = 0; i < kFatal.size(); ++i) sigaction(kFatal[i], &old_[i], nullptr);
+    sigaction(SIGCONT, &old_cont_, nullptr);
   }
   TypeaheadMode(const TypeaheadMode&) = delete;
   TypeaheadMode& operator=(const TypeaheadMode&) = delete;
 
   // Again after each line: libedit leaves the terminal in canonical mode when it returns.
   void enter() const {
-    if (!tty_) return;
-    termios t = saved_;
-    t.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
-    t.c_cc[VMIN] = 1;
-    t.c_cc[VTIME] = 0;
-    tcsetattr(STDIN_FILENO, TCSADRAIN, &t);
+    if (tty_) tcsetattr(STDIN_FILENO, TCSADRAIN, &raw_);
   }
 
  private:
-  termios saved_{};
-  bool tty_;
+  static constexpr std::array<int, 3> kFatal = {SIGTERM, SIGHUP, SIGQUIT};
+  // Read by the handlers: set before they are installed, unchanged while they are.
+  static inline termios saved_{};
+  static inline termios raw_{};
+
+  static void on_fatal(int sig) {  // tcsetattr, signal and raise are async-signal-safe
+    tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+  static void on_continue(int) { tcsetattr(STDIN_FILENO, TCSANOW, &raw_); }
+
+  bool tty_ = false;
+  std::array<struct sigaction, kFatal.size()> old_{};
+  struct sigaction old_cont_ {};
 };
 
 // One line from the terminal; nullopt on Ctrl+D. Ctrl+C clears the line and says how to leave.

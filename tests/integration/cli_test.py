@@ -53,9 +53,10 @@ def line_editor_reading(fd):
         return True
 
 
-def drive_pty(args, env, inputs, timeout=60, typeahead=None):
+def drive_pty(args, env, inputs, timeout=60, typeahead=None, final_lflag=None):
     """Runs the binary on a pseudo-terminal, sending each input once the prompt shows and the
-    line editor reads keys; `typeahead` is typed before the prompt, once the load spinner shows."""
+    line editor reads keys; `typeahead` is typed before the prompt, once the load spinner shows.
+    The terminal's local modes once the process is gone are appended to `final_lflag`."""
     pid, fd = pty.fork()
     if pid == 0:
         os.execve(BIN, [BIN] + args, env)
@@ -99,6 +100,9 @@ def drive_pty(args, env, inputs, timeout=60, typeahead=None):
     except ProcessLookupError:
         pass
     _, status = os.waitpid(pid, 0)
+    if final_lflag is not None:
+        final_lflag.append(termios.tcgetattr(fd)[3])
+    os.close(fd)
     return out.decode("utf-8", "replace"), status
 
 
@@ -354,6 +358,14 @@ def fake_tests(env):
     check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "then /bye leaves", str(status))
     out, status = drive_pty(["run", "slowload"], env, [], timeout=20, typeahead="\x04")
     check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "Ctrl+D typed while the model loads leaves", out)
+    # Killed while an answer streams (the terminal out of canonical mode and echo): the
+    # terminal's settings come back before the signal ends the process.
+    lflag = []
+    out, status = drive_pty(["run", "stories"], env, [("slow\n", signal.SIGTERM, " tick")], timeout=20,
+                            final_lflag=lflag)
+    check(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, "SIGTERM ends the session", str(status))
+    check(lflag and lflag[0] & termios.ECHO and lflag[0] & termios.ICANON,
+          "a session killed mid-answer leaves the terminal with echo and line mode", str(lflag))
 
     server.shutdown()
     dead = dict(env, PADDOCK_HOST="127.0.0.1:%d" % free_port(), PADDOCK_NOAUTOSTART="1")
