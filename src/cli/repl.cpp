@@ -91,6 +91,13 @@ class TypeaheadMode {
   struct sigaction old_cont_ {};
 };
 
+// Loads opts.model on the server (a chat without messages), a spinner showing meanwhile.
+Status preload(const HttpClient& client, const RunOptions& opts) {
+  nlohmann::json body = request_common(opts);
+  body["messages"] = nlohmann::json::array();
+  return stream_answer(client, "/api/chat", body, opts).status();
+}
+
 // One line from the terminal; nullopt on Ctrl+D. Ctrl+C clears the line and says how to leave.
 std::optional<std::string> read_line(const char* prompt, const TypeaheadMode& typeahead) {
   for (;;) {
@@ -317,10 +324,8 @@ void Session::load(const std::string& model) {
   opts_.model = model;
   messages_ = nlohmann::json::array();
   std::printf("Loading model '%s'\n", model.c_str());
-  nlohmann::json body = request_common(opts_);
-  body["messages"] = nlohmann::json::array();
-  const auto r = stream_answer(client_, "/api/chat", body, opts_);
-  if (!r.ok()) std::printf("error: %s\n", r.status().message().c_str());
+  const Status loaded = preload(client_, opts_);
+  if (!loaded.is_ok()) std::printf("error: %s\n", loaded.message().c_str());
 }
 
 void Session::save(const std::string& model) {
@@ -348,10 +353,8 @@ int run_interactive(const HttpClient& client, RunOptions opts) {
   const TypeaheadMode typeahead;
   install_sigint_handler();
   // Load the model before the first prompt so the wait shows up as a spinner here.
-  nlohmann::json load = request_common(opts);
-  load["messages"] = nlohmann::json::array();
-  const auto loaded = stream_answer(client, "/api/chat", load, opts);
-  if (!loaded.ok()) return report_error(loaded.status());
+  const Status loaded = preload(client, opts);
+  if (!loaded.is_ok()) return report_error(loaded);
   Session session(client, std::move(opts), typeahead);
   return session.loop();
 }

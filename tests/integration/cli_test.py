@@ -318,7 +318,8 @@ def fake_tests(env):
         "/set verbose\n", "first question\n", '"""multi\n', 'line"""\n', "/show info\n", "/show license\n",
         "/set parameter temperature 0.5\n", "/set parameter top_k abc\n", "/show parameters\n",
         "/set system Be brief.\n", "/clear\n", "after clear\n", "/nonsense\n", "/?\n",
-        ("slow\n", signal.SIGINT, " tick"), "still here\n", "/bye\n"])
+        ("slow\n", signal.SIGINT, " tick"), "still here\n", "/load nosuch\n", "/load stories\n",
+        "after load\n", "/bye\n"])
     check("Set 'verbose' mode." in out, "REPL /set verbose", out)
     check("turns=1 last=first question" in out, "REPL answers a prompt", out)
     check("total duration:" in out, "REPL verbose timings", out)
@@ -341,8 +342,13 @@ def fake_tests(env):
         time.sleep(0.1)
     check(any(r[0] == "CANCELLED" for r in FakeOllama.requests), "Ctrl+C closes the stream", out)
     check("turns=1 last=still here" in out or "last=still here" in out, "the REPL goes on after Ctrl+C", out)
+    check("Couldn't find model 'nosuch'" in out, "/load of an unknown model says so", out)
+    check("Loading model 'stories'" in out and "turns=1 last=after load" in out,
+          "/load loads the model and starts a new conversation", out)
     check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "/bye leaves with status 0", str(status))
     chats = [r[2] for r in FakeOllama.requests if r[0] == "POST" and r[1] == "/api/chat" and r[2].get("messages")]
+    loads = [r for r in FakeOllama.requests if r[0] == "POST" and r[1] == "/api/chat" and not r[2].get("messages")]
+    check(len(loads) == 2, "the model is loaded before the prompt and again by /load", str(loads))
     check(any(r.get("options", {}).get("temperature") == 0.5 for r in chats), "/set parameter reaches options")
     check(any(r["messages"][0] == {"role": "system", "content": "Be brief."} for r in chats), "system message sent")
 
