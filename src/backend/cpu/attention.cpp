@@ -115,11 +115,14 @@ TileScratch& tile_scratch() {
 
 class BlockedAttention {
  public:
-  BlockedAttention(const AttentionKernels& kernels, TileToF32 convert, const Plan& plan, const TensorView& q,
+  // direct_f16: decode blocks read the F16 cache in place (AttentionKernels::scores_f16).
+  BlockedAttention(const AttentionKernels& kernels, TileToF32 convert, bool direct_f16, const Plan& plan,
+                   const TensorView& q,
                    const TensorView& k, const TensorView& v, std::span<const int32_t> pos, float scale,
                    const TensorView& dst, float* partials)
       : kern_(kernels),
         convert_(convert),
+        direct_f16_(direct_f16),
         p_(plan),
         q_(q),
         k_(k),
@@ -170,25 +173,39 @@ class BlockedAttention {
     std::fill_n(ts.m.begin(), rs, -INFINITY);
     std::fill_n(ts.l.begin(), rs, 0.0f);
     std::fill_n(ts.acc.begin(), heads * rows * p_.dvp, 0.0f);
+    const bool direct = direct_f16_ && dot_rows;
     for (int64_t j0 = c0; j0 < c1; j0 += p_.tile) {
       const int nc = static_cast<int>(std::min<int64_t>(p_.tile, c1 - j0));
-      convert_({k_.row(hk0, j0), k_.nb[2], k_.nb[1], static_cast<int>(heads), nc, p_.d_k}, ts.k.data(),
-               p_.dkp);
-      convert_({v_.row(hk0, j0), v_.nb[2], v_.nb[1], static_cast<int>(heads), nc, p_.d_v}, ts.v.data(),
-               p_.dvp);
+      const TileRows kt{k_.row(hk0, j0), k_.nb[2], k_.nb[1], static_cast<int>(heads), nc, p_.d_k};
+      const TileRows vt{v_.row(hk0, j0), v_.nb[2], v_.nb[1], static_cast<int>(heads), nc, p_.d_v};
+      if (!direct) {
+        convert_(kt, ts.k.data(), p_.dkp);
+        convert_(vt, ts.v.data(), p_.dvp);
+      }
       // Cell j0 + j is visible to a lane iff j <= lim = its position - j0.
       for (int64_t x = 0; x < rs; ++x) {
         const int64_t lim = std::max<int64_t>(ts.lane_pos[static_cast<size_t>(x)] - j0, -1);
         ts.lim[static_cast<size_t>(x)] = static_cast<int32_t>(std::min<int64_t>(lim, nc));
       }
       for (int64_t hs = 0; hs < heads; ++hs) {
-        kern_.scores(query_rows(ts, hs, rows), query_rows(ts, hs, rows), k_tile(ts, hs, 0), p_.dkp, rows, rs,
-                     nc, scale_, &ts.s[static_cast<size_t>(hs * cs)]);
+        float* s = &ts.s[static_cast<size_t>(hs * cs)];
+        if (direct) {
+          kern_.scores_f16(query_rows(ts, hs, rows), head_rows(kt, hs), rs, scale_, s);
+        } else {
+          kern_.scores(query_rows(ts, hs, rows), query_rows(ts, hs, rows), k_tile(ts, hs, 0), p_.dkp, rows, rs,
+                       nc, scale_, s);
+        }
       }
       kern_.softmax(ts.s.data(), rs, nc, ts.lim.data(), ts.m.data(), ts.l.data(), ts.c.data());
       for (int64_t hs = 0; hs < heads; ++hs) {
-        kern_.pv(&ts.s[static_cast<size_t>(hs * cs)], rs, v_tile(ts, hs, 0), p_.dvp, rows, nc,
-                 &ts.c[static_cast<size_t>(hs * cs)], &ts.acc[static_cast<size_t>(hs * rows * p_.dvp)]);
+        const float* s = &ts.s[static_cast<size_t>(hs * cs)];
+        const float* c = &ts.c[static_cast<size_t>(hs * cs)];
+        float* acc = &ts.acc[static_cast<size_t>(hs * rows * p_.dvp)];
+        if (direct) {
+          kern_.pv_f16(s, rs, head_rows(vt, hs), rows, c, acc);
+        } else {
+          kern_.pv(s, rs, v_tile(ts, hs, 0), p_.dvp, rows, nc, c, acc);
+        }
       }
     }
 
@@ -237,6 +254,10 @@ class BlockedAttention {
     return rows <= kAttnDotRows ? &ts.q[static_cast<size_t>(hs * kAttnDotRows * p_.dkp)]
                                 : &ts.qt[static_cast<size_t>(hs * p_.dkp * p_.lanes(rows))];
   }
+  // Kv head hs's rows of a tile's cache rows.
+  static TileRows head_rows(const TileRows& t, int64_t hs) {
+    return {t.src + static_cast<size_t>(hs) * t.head_stride, t.cell_stride, t.head_stride, 1, t.cells, t.n};
+  }
   float* k_tile(TileScratch& ts, int64_t hs, int j) const {
     return &ts.k[static_cast<size_t>((hs * kAttnMaxTile + j) * p_.dkp)];
   }
@@ -255,6 +276,7 @@ class BlockedAttention {
 
   const AttentionKernels& kern_;
   TileToF32 convert_;
+  bool direct_f16_;
   const Plan& p_;
   const TensorView& q_;
   const TensorView& k_;
@@ -304,7 +326,8 @@ void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorVi
   if (plan.n_chunks > 1) {
     partials.resize(static_cast<size_t>(plan.n_blocks * n_head_kv * plan.n_chunks * plan.partial_floats()));
   }
-  const BlockedAttention attn(kernels, convert, plan, q, k, v, pos, scale, dst, partials.data());
+  const bool direct_f16 = k.type == DType::kF16 && kernels.scores_f16 != nullptr && d_k % 8 == 0 && d_v % 8 == 0;
+  const BlockedAttention attn(kernels, convert, direct_f16, plan, q, k, v, pos, scale, dst, partials.data());
   pool.parallel_for_chunked(attn.n_items(), 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t item = begin; item < end; ++item) attn.run_item(item);
   });

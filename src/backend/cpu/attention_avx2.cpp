@@ -3,6 +3,7 @@
 // 8 rows at a time down the cells, with the vectorised e^x of vec_exp_x86.h; masked cells are forced to -inf
 // so they come out as exactly 0. P.V: 4 rows x 16 output lanes per step, the rescale by c folded into the
 // accumulator load. Dequantizers give the reference functions' exact floats (q * d in float).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -53,15 +54,43 @@ PADDOCK_TARGET_AVX2 inline __m256 hsum8(const __m256* x) {
   return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
 }
 
-// Scores of 4 query rows (row-major) x 2 cells as eight 8-lane dots reduced together: for
-// decode, where broadcasting K against a vector of mostly padding rows would waste lanes.
-PADDOCK_TARGET_AVX2 inline void scores_dot_4x2(const float* q, const float* k, int64_t dk, int64_t rs,
-                                               float scale, float* s) {
+// Row j's 8 floats from element i: rows of an F32 tile, or F16 cache rows converted as they
+// are loaded (decode reads the cache in place: no tile is written and read back).
+struct F32Rows {
+  const float* p;
+  int64_t stride;  // floats
+  PADDOCK_TARGET_AVX2 __m256 load(int64_t j, int64_t i) const { return _mm256_loadu_ps(p + j * stride + i); }
+  void prefetch(int64_t, int64_t) const {}
+  void prefetch_at(int64_t, int64_t) const {}
+};
+struct F16Rows {
+  const uint8_t* p;
+  size_t stride;  // bytes
+  PADDOCK_TARGET_AVX2 __m256 load(int64_t j, int64_t i) const {
+    const auto* row = reinterpret_cast<const uint16_t*>(p + static_cast<size_t>(j) * stride);
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i)));
+  }
+  // Row j's n elements: the rows of one kv head are a cell (several heads) apart.
+  void prefetch(int64_t j, int64_t n) const {
+    const char* row = reinterpret_cast<const char*>(p + static_cast<size_t>(j) * stride);
+    for (int64_t b = 0; b < n * 2; b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
+  }
+  // The line of row j holding element i.
+  void prefetch_at(int64_t j, int64_t i) const {
+    _mm_prefetch(reinterpret_cast<const char*>(p + static_cast<size_t>(j) * stride) + 2 * i, _MM_HINT_T0);
+  }
+};
+
+// Scores of 4 query rows (row-major) x cells j0 and j1 as eight 8-lane dots reduced together:
+// for decode, where broadcasting K against a vector of mostly padding rows would waste lanes.
+template <typename Rows>
+PADDOCK_TARGET_AVX2 inline void scores_dot_4x2(const float* q, const Rows& k, int64_t j0, int64_t j1, int64_t dk,
+                                               int64_t rs, float scale, float* s) {
   __m256 acc[8];
 #pragma GCC unroll 8
   for (__m256& a : acc) a = _mm256_setzero_ps();
   for (int64_t i = 0; i < dk; i += 8) {
-    const __m256 k0 = _mm256_loadu_ps(k + i), k1 = _mm256_loadu_ps(k + dk + i);
+    const __m256 k0 = k.load(j0, i), k1 = k.load(j1, i);
 #pragma GCC unroll 4
     for (int r = 0; r < 4; ++r) {
       const __m256 qr = _mm256_loadu_ps(q + r * dk + i);
@@ -74,10 +103,21 @@ PADDOCK_TARGET_AVX2 inline void scores_dot_4x2(const float* q, const float* k, i
   _mm_storeu_ps(s + rs, _mm256_extractf128_ps(sums, 1));
 }
 
+// Cells in pairs; an odd last cell is paired with itself, so no row past nc is read.
+template <typename Rows>
+PADDOCK_TARGET_AVX2 void scores_dot(const float* q, const Rows& k, int64_t dk, int64_t rs, int nc, float scale,
+                                    float* s) {
+  for (int j = 0; j < nc; j += 2) {
+    k.prefetch(j + 4, dk);
+    k.prefetch(j + 5, dk);
+    scores_dot_4x2(q, k, j, std::min(j + 1, nc - 1), dk, rs, scale, s + j * rs);
+  }
+}
+
 PADDOCK_TARGET_AVX2 void scores(const float* q, const float* qt, const float* k, int64_t dk, int rows,
                                 int64_t rs, int nc, float scale, float* s) {
   if (rows <= kAttnDotRows) {
-    for (int j = 0; j < nc; j += 2) scores_dot_4x2(q, k + j * dk, dk, rs, scale, s + j * rs);
+    scores_dot(q, F32Rows{k, dk}, dk, rs, nc, scale, s);
     return;
   }
   const int64_t qs = (rows + 7) / 8 * 8;
@@ -86,6 +126,10 @@ PADDOCK_TARGET_AVX2 void scores(const float* q, const float* qt, const float* k,
     for (; r + 16 <= qs; r += 16) scores_block<2>(qt + r, qs, k + j * dk, dk, rs, scale, s + j * rs + r);
     if (r < qs) scores_block<1>(qt + r, qs, k + j * dk, dk, rs, scale, s + j * rs + r);
   }
+}
+
+PADDOCK_TARGET_AVX2 void scores_f16(const float* q, const TileRows& k, int64_t rs, float scale, float* s) {
+  scores_dot(q, F16Rows{k.src, k.cell_stride}, k.n, rs, k.cells, scale, s);
 }
 
 PADDOCK_TARGET_AVX2 void softmax(float* s, int64_t rs, int nc, const int32_t* lim, float* m, float* l,
@@ -118,20 +162,21 @@ PADDOCK_TARGET_AVX2 void softmax(float* s, int64_t rs, int nc, const int32_t* li
 }
 
 // R rows x W vectors of output lanes [i, i + 8W).
-template <int R, int W>
-PADDOCK_TARGET_AVX2 inline void pv_block(const float* p, int64_t rs, const float* v, int64_t dv, int nc,
+template <int R, int W, typename Rows>
+PADDOCK_TARGET_AVX2 inline void pv_block(const float* p, int64_t rs, const Rows& v, int64_t i, int64_t dv, int nc,
                                          const float* c, float* acc) {
   __m256 a[R][W];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
     const __m256 cr = _mm256_set1_ps(c[r]);
 #pragma GCC unroll 4
-    for (int w = 0; w < W; ++w) a[r][w] = _mm256_mul_ps(_mm256_loadu_ps(acc + r * dv + 8 * w), cr);
+    for (int w = 0; w < W; ++w) a[r][w] = _mm256_mul_ps(_mm256_loadu_ps(acc + r * dv + i + 8 * w), cr);
   }
   for (int j = 0; j < nc; ++j) {
+    v.prefetch_at(j + 4, i);
     __m256 vv[W];
 #pragma GCC unroll 4
-    for (int w = 0; w < W; ++w) vv[w] = _mm256_loadu_ps(v + j * dv + 8 * w);
+    for (int w = 0; w < W; ++w) vv[w] = v.load(j, i + 8 * w);
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const __m256 pr = _mm256_broadcast_ss(p + j * rs + r);
@@ -142,20 +187,21 @@ PADDOCK_TARGET_AVX2 inline void pv_block(const float* p, int64_t rs, const float
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-    for (int w = 0; w < W; ++w) _mm256_storeu_ps(acc + r * dv + 8 * w, a[r][w]);
+    for (int w = 0; w < W; ++w) _mm256_storeu_ps(acc + r * dv + i + 8 * w, a[r][w]);
   }
 }
 
-template <int R>
-PADDOCK_TARGET_AVX2 inline void pv_rows(const float* p, int64_t rs, const float* v, int64_t dv, int nc,
+template <int R, typename Rows>
+PADDOCK_TARGET_AVX2 inline void pv_rows(const float* p, int64_t rs, const Rows& v, int64_t dv, int nc,
                                         const float* c, float* acc) {
   int64_t i = 0;
-  for (; i + 16 <= dv; i += 16) pv_block<R, 2>(p, rs, v + i, dv, nc, c, acc + i);
-  if (i < dv) pv_block<R, 1>(p, rs, v + i, dv, nc, c, acc + i);
+  for (; i + 16 <= dv; i += 16) pv_block<R, 2>(p, rs, v, i, dv, nc, c, acc);
+  if (i < dv) pv_block<R, 1>(p, rs, v, i, dv, nc, c, acc);
 }
 
-PADDOCK_TARGET_AVX2 void pv(const float* p, int64_t rs, const float* v, int64_t dv, int rows, int nc,
-                            const float* c, float* acc) {
+template <typename Rows>
+PADDOCK_TARGET_AVX2 void pv_any(const float* p, int64_t rs, const Rows& v, int64_t dv, int rows, int nc,
+                                const float* c, float* acc) {
   int r = 0;
   for (; r + 4 <= rows; r += 4) pv_rows<4>(p + r, rs, v, dv, nc, c + r, acc + r * dv);
   switch (rows - r) {
@@ -164,6 +210,16 @@ PADDOCK_TARGET_AVX2 void pv(const float* p, int64_t rs, const float* v, int64_t 
     case 1: pv_rows<1>(p + r, rs, v, dv, nc, c + r, acc + r * dv); break;
     default: break;
   }
+}
+
+PADDOCK_TARGET_AVX2 void pv(const float* p, int64_t rs, const float* v, int64_t dv, int rows, int nc,
+                            const float* c, float* acc) {
+  pv_any(p, rs, F32Rows{v, dv}, dv, rows, nc, c, acc);
+}
+
+PADDOCK_TARGET_AVX2 void pv_f16(const float* p, int64_t rs, const TileRows& v, int rows, const float* c,
+                                float* acc) {
+  pv_any(p, rs, F16Rows{v.src, v.cell_stride}, v.n, rows, v.cells, c, acc);
 }
 
 PADDOCK_TARGET_AVX2 inline void f16_row(const void* src, float* dst, int64_t n) {
@@ -229,7 +285,9 @@ constexpr AttentionKernels kAvx2 = {scores,
                                     tile_to_f32<f32_row>,
                                     tile_to_f32<f16_row>,
                                     tile_to_f32<q8_0_row>,
-                                    tile_to_f32<q4_0_row>};
+                                    tile_to_f32<q4_0_row>,
+                                    scores_f16,
+                                    pv_f16};
 
 }  // namespace
 

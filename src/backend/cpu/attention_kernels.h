@@ -10,9 +10,9 @@
 // transposed (qt[i * qs + r], qs = rows rounded up to 8, zero-padded), and scores broadcast
 // a K element against 8 rows of qt (no horizontal sums).
 // Invariants: k rows hold dk floats, dk % 8 == 0 (callers zero-pad); v and acc rows hold dv
-// floats, dv % 8 == 0; rs % 8 == 0; `scores` reads k rows and writes s rows up to
-// round_up(nc, 4) (tile buffers are kAttnMaxTile cells long), and, on the transposed path,
-// s lanes up to round_up(rows, 8).
+// floats, dv % 8 == 0; rs % 8 == 0; `scores` writes s rows up to round_up(nc, 4) (tile
+// buffers are kAttnMaxTile cells long) and, on the transposed path, reads k rows that far
+// and writes s lanes up to round_up(rows, 8).
 //   const AttentionKernels& k = attention_kernels(CpuIsa::kAvx2);
 //   k.scores(q, qt, kt, dk, rows, rs, nc, scale, s);
 #pragma once
@@ -57,6 +57,13 @@ struct AttentionKernels {
              float* acc);
   // A K or V tile to F32, one entry per cache type (F32, F16, Q8_0, Q4_0).
   TileToF32 f32_tile, f16_tile, q8_0_tile, q4_0_tile;
+  // Decode straight from an F16 cache: scores (rows <= kAttnDotRows) and pv as above over
+  // the cells of one kv head's rows in the cache (k.heads == v.heads == 1, nc = cells;
+  // k.n and v.n multiples of 8), with the same results as over the converted tile. Each K/V
+  // row serves only a few query rows, so writing and reloading an F32 tile cost more than
+  // the arithmetic. nullptr where a path has none (the driver then converts tiles).
+  void (*scores_f16)(const float* q, const TileRows& k, int64_t rs, float scale, float* s);
+  void (*pv_f16)(const float* p, int64_t rs, const TileRows& v, int rows, const float* c, float* acc);
 };
 
 const AttentionKernels& attention_kernels_scalar();

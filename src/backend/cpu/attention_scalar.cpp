@@ -108,7 +108,9 @@ constexpr AttentionKernels kScalar = {scores,
                                       tile_to_f32<f32_row>,
                                       tile_to_f32<f16_row>,
                                       tile_to_f32<q8_0_row>,
-                                      tile_to_f32<q4_0_row>};
+                                      tile_to_f32<q4_0_row>,
+                                      nullptr,
+                                      nullptr};
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cfloat>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/test_support.h"
+#include "base/fp16.h"
 #include "quant/test_data.h"
 
 namespace paddock {
@@ -93,6 +95,57 @@ TEST(AttentionTileKernels, Avx2MatchesScalar) {
       scalar.pv(s_want.data(), kRs, v.data(), kDv, rows, nc, c_want.data(), acc_want.data());
       avx2.pv(s_want.data(), kRs, v.data(), kDv, rows, nc, c_want.data(), acc_got.data());
       expect_near_all(acc_got, acc_want, 1e-5, "acc");
+    }
+  }
+}
+
+// Decode straight from an F16 cache gives exactly what the tile kernels give on the tile
+// converted to F32: the same products in the same order, conversion being exact. Rows sit in
+// a cache with several kv heads per cell, and an odd last cell sits at the end of the
+// buffer, so a read past the tile's cells would fault under ASan.
+TEST(AttentionTileKernels, DirectF16MatchesConvertedTile) {
+  PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
+  const cpu::AttentionKernels& avx2 = cpu::attention_kernels(CpuIsa::kAvx2);
+  ASSERT_NE(avx2.scores_f16, nullptr);
+  ASSERT_NE(avx2.pv_f16, nullptr);
+  constexpr int64_t kDk = 24, kDv = 40, kRs = 8, kHeads = 3, kHead = 1;
+  for (int rows : {1, 3, 4}) {
+    for (int nc : {1, 5, cpu::kAttnMaxTile}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + " cells " + std::to_string(nc));
+      // Cell-major caches of kHeads heads; the tile is head kHead's rows.
+      auto cache = [&](int64_t d, uint32_t seed) {
+        const std::vector<float> f = gaussian_row(static_cast<size_t>(nc * kHeads * d), seed);
+        std::vector<uint16_t> h(f.size());
+        for (size_t i = 0; i < f.size(); ++i) h[i] = f32_to_fp16(f[i]);
+        return h;
+      };
+      const std::vector<uint16_t> k = cache(kDk, 5), v = cache(kDv, 6);
+      auto rows_of = [&](const std::vector<uint16_t>& c, int64_t d) {
+        return cpu::TileRows{reinterpret_cast<const uint8_t*>(c.data() + kHead * d), kHeads * d * sizeof(uint16_t),
+                             d * sizeof(uint16_t), 1, nc, d};
+      };
+      std::vector<float> kt(static_cast<size_t>(cpu::kAttnMaxTile * kDk)), vt(static_cast<size_t>(cpu::kAttnMaxTile * kDv));
+      avx2.f16_tile(rows_of(k, kDk), kt.data(), kDk);
+      avx2.f16_tile(rows_of(v, kDv), vt.data(), kDv);
+
+      std::vector<float> q(static_cast<size_t>(cpu::kAttnDotRows * kDk), 0.0f);
+      const std::vector<float> qr = gaussian_row(static_cast<size_t>(rows * kDk), 7);
+      std::copy(qr.begin(), qr.end(), q.begin());
+      std::vector<float> s_want(static_cast<size_t>(cpu::kAttnMaxTile * kRs), 0.0f), s_got = s_want;
+      avx2.scores(q.data(), nullptr, kt.data(), kDk, rows, kRs, nc, 0.3f, s_want.data());
+      avx2.scores_f16(q.data(), rows_of(k, kDk), kRs, 0.3f, s_got.data());
+      for (int j = 0; j < nc; ++j) {
+        for (int r = 0; r < rows; ++r) {
+          const size_t at = static_cast<size_t>(j * kRs + r);
+          EXPECT_EQ(s_got[at], s_want[at]) << "score " << at;
+        }
+      }
+      std::vector<float> c(kRs);
+      for (int r = 0; r < kRs; ++r) c[static_cast<size_t>(r)] = 0.25f * static_cast<float>(r + 1);
+      std::vector<float> acc_want = gaussian_row(static_cast<size_t>(rows * kDv), 8), acc_got = acc_want;
+      avx2.pv(s_want.data(), kRs, vt.data(), kDv, rows, nc, c.data(), acc_want.data());
+      avx2.pv_f16(s_want.data(), kRs, rows_of(v, kDv), rows, c.data(), acc_got.data());
+      EXPECT_EQ(acc_got, acc_want);
     }
   }
 }

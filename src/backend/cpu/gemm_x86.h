@@ -100,27 +100,37 @@ PADDOCK_GEMM_INLINE void start_columns(const void* y, size_t ys, const YBlock* (
   }
 }
 
-// Row r's scales of sub-blocks 2c and 2c+1 as int16 lanes (2r, 2r+1) in pairs[c], and its mins
-// the same way in mins[c], from the planes of a Q4_K x 8 block (repack.h).
-PADDOCK_GEMM_INLINE void q4_K_scales(const BlockQ4_Kx8& b, __m256i* pairs, __m256i* mins) {
+// The 128 six-bit scales and mins of a Q4_K x 8 block (repack.h), one byte each: six[0]
+// holds the scales of groups 0-3, six[1] those of groups 4-7, six[2] and six[3] the mins; row
+// r's 4 values at bytes 16 * (r / 4) + 4 * (r % 4), so in-lane shuffles (pick) reach them.
+PADDOCK_GEMM_INLINE void q4_K_six_bit(const BlockQ4_Kx8& b, __m256i (&six)[4]) {
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i m30 = _mm256_set1_epi8(0x30);
   const __m256i l0 = load256(b.lo4);
   const __m256i l1 = load256(b.lo4 + 32);
   const __m256i h = load256(b.hi2);
-  const __m256i sc01 =
-      _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
-  const __m256i sc23 =
-      _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
-  const __m256i mn01 =
-      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
-  const __m256i mn23 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                       _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
-  const __m256i src[2][2] = {{sc01, sc23}, {mn01, mn23}};
-  for (int c = 0; c < 4; ++c) {
-    pairs[c] = widen_u8(src[0][c / 2], c % 2);
-    mins[c] = widen_u8(src[1][c / 2], c % 2);
-  }
+  six[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
+  six[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
+  six[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
+  six[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                           _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+}
+
+// vpshufb masks over q4_K_six_bit's registers, giving each row's int16 lanes (2r, 2r+1):
+// kPickDup + t: (value t, value t), a group's scale in both lanes (Policy::scaled);
+// kPickPair + u: (value 2u, value 2u + 1), the mins of two groups. Values zero-extended.
+enum : int { kPickDup = 0, kPickPair = 4 };
+alignas(32) inline constexpr int8_t kPickMasks[6][32] = {
+#define PADDOCK_PICK_HALF(a, b) a, -1, b, -1, 4 + (a), -1, 4 + (b), -1, 8 + (a), -1, 8 + (b), -1, 12 + (a), -1, 12 + (b), -1
+#define PADDOCK_PICK(a, b) {PADDOCK_PICK_HALF(a, b), PADDOCK_PICK_HALF(a, b)}
+    PADDOCK_PICK(0, 0), PADDOCK_PICK(1, 1), PADDOCK_PICK(2, 2), PADDOCK_PICK(3, 3), PADDOCK_PICK(0, 1),
+    PADDOCK_PICK(2, 3),
+#undef PADDOCK_PICK
+#undef PADDOCK_PICK_HALF
+};
+
+PADDOCK_GEMM_INLINE __m256i pick(__m256i six, int mask) {
+  return _mm256_shuffle_epi8(six, load256(kPickMasks[mask]));
 }
 
 // The 8 steps of one nibble (Shift 0: low, 4: high) of a chunk for NY columns, each column's
@@ -155,8 +165,8 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t 
   for (int64_t i = 0; i < nb; ++i) {
     const BlockQ4_Kx8& b = wb[i];
     prefetch(wb + i + kAhead);
-    __m256i pairs[4], mins[4], sumi[NY];
-    q4_K_scales(b, pairs, mins);
+    __m256i six[4], sumi[NY];
+    q4_K_six_bit(b, six);
     for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
@@ -170,11 +180,11 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t 
           al = P::dot(al, _mm256_and_si256(raw, m4), ya + 4 * s);
           ah = P::dot(ah, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), ya + 32 + 4 * s);
         }
-        sumi[0] = _mm256_add_epi32(sumi[0], _mm256_add_epi32(P::scaled(al, dup_pairs(pairs[c], false)),
-                                                             P::scaled(ah, dup_pairs(pairs[c], true))));
+        sumi[0] = _mm256_add_epi32(sumi[0], _mm256_add_epi32(P::scaled(al, pick(six[c / 2], kPickDup + 2 * (c % 2))),
+                                                             P::scaled(ah, pick(six[c / 2], kPickDup + 2 * (c % 2) + 1))));
       } else {
-        q4_K_nibble<P, NY, 0>(qs, yb, i, 64 * c, dup_pairs(pairs[c], false), sumi);
-        q4_K_nibble<P, NY, 4>(qs, yb, i, 64 * c + 32, dup_pairs(pairs[c], true), sumi);
+        q4_K_nibble<P, NY, 0>(qs, yb, i, 64 * c, pick(six[c / 2], kPickDup + 2 * (c % 2)), sumi);
+        q4_K_nibble<P, NY, 4>(qs, yb, i, 64 * c + 32, pick(six[c / 2], kPickDup + 2 * (c % 2) + 1), sumi);
       }
     }
     // Mins (int16 pairs of groups 2p, 2p+1 of each row) against the activations' sums of 32.
@@ -186,9 +196,10 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t 
           _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums)),
                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.bsums + 8))));
       __m256i summ = _mm256_setzero_si256();
+#pragma GCC unroll 4
       for (int p = 0; p < 4; ++p) {
         const __m256i pair = _mm256_permutevar8x32_epi32(sums32, _mm256_set1_epi32(p));
-        summ = _mm256_add_epi32(summ, _mm256_madd_epi16(mins[p], pair));
+        summ = _mm256_add_epi32(summ, _mm256_madd_epi16(pick(six[2 + p / 2], kPickPair + p % 2), pair));
       }
       const __m256 yd = _mm256_set1_ps(a.d);
       acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sumi[j]), acc[j]);

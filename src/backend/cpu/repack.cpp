@@ -27,7 +27,7 @@ void repack_q4_K(const BlockQ4_K* const (&rows)[kR], int64_t i, BlockQ4_Kx8& out
     uint8_t sc[8], mn[8];
     detail::unpack_scales_k4(b.scales, sc, mn);
     for (int g = 0; g < 8; ++g) {
-      const int v = 16 * (g / 2) + 2 * r + (g & 1);
+      const int v = 32 * (g / 4) + 16 * (r / 4) + 4 * (r % 4) + g % 4;
       six[v] = sc[g];
       six[64 + v] = mn[g];
     }

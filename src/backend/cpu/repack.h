@@ -23,8 +23,9 @@ inline constexpr int kRepackRows = 8;
 // Q4_K x 8 rows. Scales and mins (6 bits) are stored as two planes so AVX2 unpacks all 128 at
 // once: value v's low 4 bits are the low nibble of lo4[v] (v < 64) or the high nibble of
 // lo4[v - 64]; its top 2 bits are bits 2*(v/32)..+1 of hi2[v % 32]. Value order: scales
-// v = 16*p + 2*r + (g & 1) and mins v = 64 + the same, for group g (p = g/2) of row r, so a
-// 16-byte run widened to int16 pairs row r's scales of groups 2p and 2p+1.
+// v = 32*(g/4) + 16*(r/4) + 4*(r%4) + g%4 and mins v = 64 + the same, for group g of row r:
+// each 32-value run keeps row r's values in the 128-bit half r/4, where in-lane shuffles
+// reach them.
 // qs: for chunk c (elements 64c..64c+63 of each row), step s (0..7), row r: 4 bytes at
 // qs[32*(8c+s) + 4r] = row r's qs[32c + 4s .. +3] (low nibbles: elements 64c+4s..+3, high
 // nibbles: elements 64c+32+4s..+3).
