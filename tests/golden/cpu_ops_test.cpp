@@ -387,20 +387,24 @@ TEST_P(CpuOps, AttentionResultsIndependentOfThreadCount) {
 TEST_P(CpuOps, CopyConvertsBetweenFloatTypesThroughViews) {
   for (DType from : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (DType to : {DType::kF32, DType::kF16, DType::kBF16}) {
-      F32Tensor src32 = f32_tensor({7, 5, 3, 1}, 30);
-      std::vector<uint8_t> src_bytes(static_cast<size_t>(105 * 4));
-      TensorView src = TensorView::contiguous(src_bytes.data(), from, {7, 5, 3});
+      // Rows of 19: two whole vectors and a tail on the dense path.
+      F32Tensor src32 = f32_tensor({19, 5, 3, 1}, 30);
+      std::vector<uint8_t> src_bytes(static_cast<size_t>(19 * 5 * 3 * 4));
+      TensorView src = TensorView::contiguous(src_bytes.data(), from, {19, 5, 3});
       ref_->copy(src32.view, src);
-      // A transposed view of the source: swap dims 0 and 1.
+      // The dense source, and a transposed view of it (dims 0 and 1 swapped).
       TensorView srct = src;
       std::swap(srct.ne[0], srct.ne[1]);
       std::swap(srct.nb[0], srct.nb[1]);
-      std::vector<uint8_t> a_bytes(src_bytes.size()), b_bytes(src_bytes.size());
-      const TensorView a = TensorView::contiguous(a_bytes.data(), to, {5, 7, 3});
-      const TensorView b = TensorView::contiguous(b_bytes.data(), to, {5, 7, 3});
-      cpu_->copy(srct, a);
-      ref_->copy(srct, b);
-      EXPECT_EQ(a_bytes, b_bytes) << dtype_name(from) << " -> " << dtype_name(to);
+      for (const TensorView& from_view : {src, srct}) {
+        std::vector<uint8_t> a_bytes(src_bytes.size()), b_bytes(src_bytes.size());
+        const TensorView a = TensorView::contiguous(a_bytes.data(), to, {from_view.ne[0], from_view.ne[1], 3});
+        const TensorView b = TensorView::contiguous(b_bytes.data(), to, {from_view.ne[0], from_view.ne[1], 3});
+        cpu_->copy(from_view, a);
+        ref_->copy(from_view, b);
+        EXPECT_EQ(a_bytes, b_bytes) << dtype_name(from) << " -> " << dtype_name(to) << " rows of "
+                                    << from_view.ne[0];
+      }
     }
   }
 }

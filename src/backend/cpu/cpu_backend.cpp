@@ -77,7 +77,7 @@ class CpuBackend final : public Backend {
                  float scale, const TensorView& dst) override {
     cpu::attention(pool_, isa_, q, k, v, pos, scale, dst);
   }
-  void copy(const TensorView& src, const TensorView& dst) override { cpu::copy(pool_, src, dst); }
+  void copy(const TensorView& src, const TensorView& dst) override { cpu::copy(pool_, isa_, src, dst); }
   void pin_weights(std::span<const uint8_t> bytes, bool release_pages) override {
     repacked_.pin(bytes, release_pages);
   }

@@ -26,15 +26,18 @@ using DotFn = void (*)(int64_t n, const void* x, const void* y, size_t y_stride,
 // narrower one for types they have no kernel of their own for.
 DotFn dot_kernel(CpuIsa isa, DType t);
 
-// F16 row -> F32 (attention over an F16 KV cache converts each K/V row once per head group).
+// F16 row <-> F32 row, exactly as fp16_to_f32 / f32_to_fp16 (base/fp16.h) convert each
+// element, NaNs included (copy: a decode step's K/V rows into an F16 cache).
 using HalfToFloatFn = void (*)(const uint16_t* src, float* dst, int64_t n);
+using FloatToHalfFn = void (*)(const float* src, uint16_t* dst, int64_t n);
 HalfToFloatFn half_to_float_kernel(CpuIsa isa);
+FloatToHalfFn float_to_half_kernel(CpuIsa isa);
 HalfToFloatFn half_to_float_avx2();  // nullptr on non-x86 builds
+FloatToHalfFn float_to_half_avx2();  // nullptr on non-x86 builds
 
 // Per-ISA tables (entries nullptr where the ISA has no kernel of its own); dot_kernel
-// composes them. The avx2/avx512 tables are empty when built for a non-x86 target.
+// composes them. The avx2 table is empty when built for a non-x86 target.
 DotFn dot_kernel_scalar(DType t);
 DotFn dot_kernel_avx2(DType t);
-DotFn dot_kernel_avx512(DType t);
 
 }  // namespace paddock::cpu

@@ -3,6 +3,7 @@
 // way llama.cpp's AVX2 path does: signed x signed becomes |x| x sign(y, x). Each weight block
 // is loaded and unpacked once and dotted with NY activation columns.
 #include "backend/cpu/simd_x86.h"
+#include "base/fp16.h"
 #include "quant/blocks.h"
 
 namespace paddock::cpu {
@@ -266,6 +267,22 @@ PADDOCK_TARGET_AVX2 void half_to_float(const uint16_t* src, float* dst, int64_t 
   for (; i < n; ++i) dst[i] = half(src[i]);
 }
 
+// vcvtps2ph rounds to nearest even like f32_to_fp16; NaNs get its 0x7E00 (with the sign)
+// rather than a truncated payload.
+PADDOCK_TARGET_AVX2 void float_to_half(const float* src, uint16_t* dst, int64_t n) {
+  int64_t i = 0;
+  const __m128i nan = _mm_set1_epi16(0x7E00);
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(src + i);
+    const __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256i unord = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    const __m128i is_nan = _mm_packs_epi32(_mm256_castsi256_si128(unord), _mm256_extracti128_si256(unord, 1));
+    const __m128i fixed = _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16(static_cast<int16_t>(0x8000))), nan);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_blendv_epi8(h, fixed, is_nan));
+  }
+  for (; i < n; ++i) dst[i] = f32_to_fp16(src[i]);
+}
+
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, f32)
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, f16)
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q8_0)
@@ -276,6 +293,7 @@ PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q6_K)
 }  // namespace
 
 HalfToFloatFn half_to_float_avx2() { return half_to_float; }
+FloatToHalfFn float_to_half_avx2() { return float_to_half; }
 
 DotFn dot_kernel_avx2(DType t) {
   switch (t) {
@@ -292,6 +310,7 @@ DotFn dot_kernel_avx2(DType t) {
 #else
 
 HalfToFloatFn half_to_float_avx2() { return nullptr; }
+FloatToHalfFn float_to_half_avx2() { return nullptr; }
 DotFn dot_kernel_avx2(DType) { return nullptr; }
 
 #endif

@@ -19,11 +19,20 @@ void half_to_float_scalar(const uint16_t* src, float* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(src[i]);
 }
 
+void float_to_half_scalar(const float* src, uint16_t* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_fp16(src[i]);
+}
+
 }  // namespace
 
 HalfToFloatFn half_to_float_kernel(CpuIsa isa) {
   HalfToFloatFn f = isa == CpuIsa::kScalar ? nullptr : half_to_float_avx2();
   return f != nullptr ? f : half_to_float_scalar;
+}
+
+FloatToHalfFn float_to_half_kernel(CpuIsa isa) {
+  FloatToHalfFn f = isa == CpuIsa::kScalar ? nullptr : float_to_half_avx2();
+  return f != nullptr ? f : float_to_half_scalar;
 }
 
 DotFn dot_kernel_scalar(DType t) {
@@ -48,9 +57,9 @@ DotFn dot_kernel_scalar(DType t) {
 }
 
 DotFn dot_kernel(CpuIsa isa, DType t) {
-  DotFn f = nullptr;
-  if (isa == CpuIsa::kAvx512) f = dot_kernel_avx512(t);
-  if (f == nullptr && isa != CpuIsa::kScalar) f = dot_kernel_avx2(t);
+  // The avx512 path runs the AVX2 row kernels: models multiply interleaved copies
+  // (gemm.h, with VNNI kernels of their own), so rows serve only odd shapes.
+  const DotFn f = isa != CpuIsa::kScalar ? dot_kernel_avx2(t) : nullptr;
   return f != nullptr ? f : dot_kernel_scalar(t);
 }
 

@@ -35,6 +35,6 @@ void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorVi
 void softmax(ThreadPool& pool, const TensorView& x, float scale, const TensorView& dst);
 void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorView& k, const TensorView& v,
                std::span<const int32_t> pos, float scale, const TensorView& dst);
-void copy(ThreadPool& pool, const TensorView& src, const TensorView& dst);
+void copy(ThreadPool& pool, CpuIsa isa, const TensorView& src, const TensorView& dst);
 
 }  // namespace paddock::cpu
