@@ -110,14 +110,14 @@ std::string format_text(const BenchReport& r) {
                   size.c_str(), params.c_str(), r.backend.c_str(), r.threads, test.c_str(), tps.c_str());
     out += buf;
   };
-  row("pp" + std::to_string(r.n_prompt), r.pp_tps);
-  row("tg" + std::to_string(r.n_gen), r.tg_tps);
-  std::snprintf(
-      buf, sizeof buf,
-      "\nread bandwidth: %.2f GB/s (%d threads); bytes read per token: %.1f MB; decode efficiency: %.3f\n"
-      "peak RSS: %s\n",
-      r.bandwidth_gbs, r.threads, static_cast<double>(r.bytes_per_token) / 1e6, r.decode_efficiency(),
-      human_size(r.peak_rss_bytes).c_str());
+  if (r.n_prompt > 0) row("pp" + std::to_string(r.n_prompt), r.pp_tps);
+  if (r.n_gen > 0) row("tg" + std::to_string(r.n_gen), r.tg_tps);
+  const std::string efficiency = r.n_gen > 0 ? printf_string("%.3f", r.decode_efficiency()) : "n/a (no tg test)";
+  std::snprintf(buf, sizeof buf,
+                "\nread bandwidth: %.2f GB/s (%d threads); bytes read per token: %.1f MB; decode efficiency: %s\n"
+                "peak RSS: %s\n",
+                r.bandwidth_gbs, r.threads, static_cast<double>(r.bytes_per_token) / 1e6, efficiency.c_str(),
+                human_size(r.peak_rss_bytes).c_str());
   out += buf;
   return out;
 }
@@ -128,10 +128,10 @@ std::string format_json(const BenchReport& r) {
   j["type"] = r.type;
   j["size_bytes"] = r.size_bytes;
   j["threads"] = r.threads;
-  j["pp" + std::to_string(r.n_prompt) + "_tps"] = {r.pp_tps.mean, r.pp_tps.sd};
-  j["tg" + std::to_string(r.n_gen) + "_tps"] = {r.tg_tps.mean, r.tg_tps.sd};
+  if (r.n_prompt > 0) j["pp" + std::to_string(r.n_prompt) + "_tps"] = {r.pp_tps.mean, r.pp_tps.sd};
+  if (r.n_gen > 0) j["tg" + std::to_string(r.n_gen) + "_tps"] = {r.tg_tps.mean, r.tg_tps.sd};
   j["bandwidth_gbs"] = r.bandwidth_gbs;
-  j["decode_efficiency"] = r.decode_efficiency();
+  j["decode_efficiency"] = r.n_gen > 0 ? nlohmann::ordered_json(r.decode_efficiency()) : nullptr;
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   return j.dump() + "\n";
 }

@@ -29,14 +29,14 @@ struct BenchReport {
   uint64_t bytes_per_token = 0;
   std::string backend;  // the backend's name: cpu-avx2, cpu-avx512, ...
   int threads = 0;
-  int n_prompt = 0;
-  int n_gen = 0;
+  int n_prompt = 0;  // 0: the pp test was skipped (-p 0)
+  int n_gen = 0;     // 0: the tg test was skipped (-n 0), and there is no decode efficiency
   Stat pp_tps;
   Stat tg_tps;
   double bandwidth_gbs = 0;
   uint64_t peak_rss_bytes = 0;
 
-  double decode_efficiency() const;
+  double decode_efficiency() const;  // 0 without a tg test
 };
 
 // Bytes a decode step reads: every tensor of two or more dimensions (the matmul weights and

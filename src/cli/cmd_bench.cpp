@@ -31,7 +31,8 @@ namespace {
 constexpr const char* kUsage =
     "Usage:\n"
     "  paddock bench (--model FILE.gguf | --shape SHAPE [--type q4_k_m|q8_0|q4_0|f16] [--vocab FILE.gguf]\n"
-    "                [--save FILE.gguf]) [-p 512] [-n 128] [-r 3] [-t THREADS] [--json]\n";
+    "                [--save FILE.gguf]) [-p 512] [-n 128] [-r 3] [-t THREADS] [--json]\n"
+    "  -p 0 or -n 0 skips that test.\n";
 // llama.cpp's default n_batch / n_ubatch: longer prompts go in chunks of this many tokens.
 constexpr int kBatch = 512;
 
@@ -88,9 +89,9 @@ int parse_args(int argc, char** argv, BenchOptions* o) {
     } else if (a == "--save") {
       o->save_path = v;
     } else if (a == "-p") {
-      ok = parse_int(v, 1, &o->n_prompt);
+      ok = parse_int(v, 0, &o->n_prompt);
     } else if (a == "-n") {
-      ok = parse_int(v, 1, &o->n_gen);
+      ok = parse_int(v, 0, &o->n_gen);
     } else if (a == "-r") {
       ok = parse_int(v, 1, &o->reps);
     } else if (a == "-t") {
@@ -102,9 +103,15 @@ int parse_args(int argc, char** argv, BenchOptions* o) {
       return 1;
     }
     if (!ok) {
-      std::fprintf(stderr, "Error: %s: expected a positive integer, found \"%s\"\n", argv[k - 1], v);
+      const bool zero_ok = a == "-p" || a == "-n";
+      std::fprintf(stderr, "Error: %s: expected a %s integer, found \"%s\"\n", argv[k - 1],
+                   zero_ok ? "non-negative" : "positive", v);
       return 1;
     }
+  }
+  if (o->n_prompt == 0 && o->n_gen == 0) {
+    std::fprintf(stderr, "Error: -p 0 and -n 0 leave nothing to measure\n%s", kUsage);
+    return 1;
   }
   if (o->model_path.empty() == o->shape.empty()) {
     std::fprintf(stderr, "Error: expected exactly one of --model and --shape\n%s", kUsage);
@@ -221,16 +228,20 @@ Result<BenchReport> bench(const BenchOptions& o) {
   PADDOCK_ASSIGN(KvCache kv, KvCache::create(model->kv_config(n_ctx, DType::kF16)));
   Runner runner(*model, *be, kv, model->hparams().n_vocab);
 
-  // Warm-up, as llama-bench does: one prompt and one decoded token.
-  PADDOCK_TRY(runner.prompt(o.n_prompt).status());
-  PADDOCK_TRY(runner.generate(1).status());
+  // Warm-up, as llama-bench does: one prompt and one decoded token (of the tests that run).
+  if (o.n_prompt > 0) PADDOCK_TRY(runner.prompt(o.n_prompt).status());
+  if (o.n_gen > 0) PADDOCK_TRY(runner.generate(1).status());
   std::vector<double> pp;
   std::vector<double> tg;
   for (int r = 0; r < o.reps; ++r) {
-    PADDOCK_ASSIGN(const double pp_s, runner.prompt(o.n_prompt));
-    pp.push_back(o.n_prompt / pp_s);
-    PADDOCK_ASSIGN(const double tg_s, runner.generate(o.n_gen));
-    tg.push_back(o.n_gen / tg_s);
+    if (o.n_prompt > 0) {
+      PADDOCK_ASSIGN(const double pp_s, runner.prompt(o.n_prompt));
+      pp.push_back(o.n_prompt / pp_s);
+    }
+    if (o.n_gen > 0) {
+      PADDOCK_ASSIGN(const double tg_s, runner.generate(o.n_gen));
+      tg.push_back(o.n_gen / tg_s);
+    }
   }
 
   BenchReport rep;

@@ -62,4 +62,25 @@ grep -q 'decode efficiency' "$tmp/saved.txt"
 # The backend column names the kernel path, which PADDOCK_CPU forces.
 PADDOCK_CPU=scalar "$bin" bench --model "$saved" -p 16 -n 8 -r 1 -t 1 --probe-mib 64 >"$tmp/scalar.txt"
 grep -q '| cpu-scalar *|' "$tmp/scalar.txt"
+# -p 0 / -n 0 skip a test, as with llama-bench: no row, no key; no efficiency without tg.
+"$bin" bench --model "$saved" -p 0 -n 8 -r 1 -t 1 --probe-mib 64 --json >"$tmp/tg_only.json"
+"$bin" bench --model "$saved" -p 16 -n 0 -r 1 -t 1 --probe-mib 64 --json >"$tmp/pp_only.json"
+python3 -c '
+import json, sys
+tg = json.load(open(sys.argv[1]))
+pp = json.load(open(sys.argv[2]))
+assert "tg8_tps" in tg and not any(k.startswith("pp") for k in tg), tg
+assert tg["tg8_tps"][0] > 0 and tg["decode_efficiency"] > 0, tg
+assert "pp16_tps" in pp and not any(k.startswith("tg") for k in pp), pp
+assert pp["pp16_tps"][0] > 0 and pp["decode_efficiency"] is None, pp
+' "$tmp/tg_only.json" "$tmp/pp_only.json"
+"$bin" bench --model "$saved" -p 16 -n 0 -r 1 -t 1 --probe-mib 64 >"$tmp/pp_only.txt"
+grep -q '| *pp16 *|' "$tmp/pp_only.txt"
+! grep -q '| *tg' "$tmp/pp_only.txt"
+grep -q 'decode efficiency: n/a' "$tmp/pp_only.txt"
+if "$bin" bench --model "$saved" -p 0 -n 0 2>"$tmp/none.err"; then
+  echo "bench with -p 0 -n 0 should fail" >&2
+  exit 1
+fi
+grep -q 'nothing to measure' "$tmp/none.err"
 echo "bench_cli: OK"
