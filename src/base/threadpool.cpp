@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "base/check.h"
+#include "base/cpu_count.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -28,7 +29,7 @@ constexpr auto kSpinFor = std::chrono::microseconds(2000);
 }  // namespace
 
 ThreadPool::ThreadPool(int n_threads) {
-  if (n_threads < 1) n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (n_threads < 1) n_threads = default_thread_count();
   size_ = n_threads;
   next_chunk_.store(0, std::memory_order_relaxed);  // no job: a count of 0 chunks to claim
   threads_.reserve(static_cast<size_t>(size_ - 1));

@@ -25,7 +25,7 @@ namespace paddock {
 
 class ThreadPool {
  public:
-  // n_threads < 1 means one thread per hardware thread.
+  // n_threads < 1 means default_thread_count(): one per physical core the process may use.
   explicit ThreadPool(int n_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

@@ -11,11 +11,11 @@
 #include <random>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "backend/cpu/bandwidth.h"
 #include "backend/cpu/cpu_backend.h"
+#include "base/cpu_count.h"
 #include "cli/bench_report.h"
 #include "cli/bench_synthetic.h"
 #include "cli/commands.h"
@@ -202,8 +202,7 @@ class Runner {
 };
 
 Result<BenchReport> bench(const BenchOptions& o) {
-  const int threads =
-      o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = o.threads > 0 ? o.threads : default_thread_count();
   std::string path = o.model_path;
   const bool temporary = !o.shape.empty() && o.save_path.empty();
   if (!o.shape.empty()) {

@@ -37,7 +37,7 @@ enum class BackendKind {
 struct EngineOptions {
   int64_t num_ctx = 0;    // 0 = kDefaultNumCtx (or the env override), clamped to the trained context
   int64_t num_batch = 0;  // 0 = kDefaultNumBatch; prompt tokens per forward pass
-  int num_thread = 0;     // cpu backend threads; 0 = one per hardware thread
+  int num_thread = 0;     // cpu backend threads; 0 = one per physical core (base/cpu_count.h)
   BackendKind backend = BackendKind::kAuto;
   // F16, F32, Q8_0 or Q4_0 (OLLAMA_KV_CACHE_TYPE, see parse_kv_cache_type). A block type
   // the model's head dims do not fit falls back to F16 with a warning, as Ollama does.
