@@ -3,6 +3,7 @@
 // 8 rows at a time down the cells, with the vectorised e^x of vec_exp_x86.h; masked cells are forced to -inf
 // so they come out as exactly 0. P.V: 4 rows x 16 output lanes per step, the rescale by c folded into the
 // accumulator load. Dequantizers give the reference functions' exact floats (q * d in float).
+// Decode over an F16 cache runs the same dot and P.V loops on the cache rows (F16Rows).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
