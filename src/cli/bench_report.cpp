@@ -112,12 +112,14 @@ std::string format_text(const BenchReport& r) {
   };
   if (r.n_prompt > 0) row("pp" + std::to_string(r.n_prompt), r.pp_tps);
   if (r.n_gen > 0) row("tg" + std::to_string(r.n_gen), r.tg_tps);
-  const std::string efficiency = r.n_gen > 0 ? printf_string("%.3f", r.decode_efficiency()) : "n/a (no tg test)";
-  std::snprintf(buf, sizeof buf,
-                "\nread bandwidth: %.2f GB/s (%d threads); bytes read per token: %.1f MB; decode efficiency: %s\n"
-                "peak RSS: %s\n",
-                r.bandwidth_gbs, r.threads, static_cast<double>(r.bytes_per_token) / 1e6, efficiency.c_str(),
-                human_size(r.peak_rss_bytes).c_str());
+  const std::string efficiency =
+      r.n_gen > 0 ? printf_string("%.3f", r.decode_efficiency()) : "n/a (no tg test)";
+  std::snprintf(
+      buf, sizeof buf,
+      "\nread bandwidth: %.2f GB/s (%d threads); bytes read per token: %.1f MB; decode efficiency: %s\n"
+      "peak RSS: %s\n",
+      r.bandwidth_gbs, r.threads, static_cast<double>(r.bytes_per_token) / 1e6, efficiency.c_str(),
+      human_size(r.peak_rss_bytes).c_str());
   out += buf;
   return out;
 }

@@ -398,8 +398,10 @@ TEST_P(CpuOps, CopyConvertsBetweenFloatTypesThroughViews) {
       std::swap(srct.nb[0], srct.nb[1]);
       for (const TensorView& from_view : {src, srct}) {
         std::vector<uint8_t> a_bytes(src_bytes.size()), b_bytes(src_bytes.size());
-        const TensorView a = TensorView::contiguous(a_bytes.data(), to, {from_view.ne[0], from_view.ne[1], 3});
-        const TensorView b = TensorView::contiguous(b_bytes.data(), to, {from_view.ne[0], from_view.ne[1], 3});
+        const TensorView a =
+            TensorView::contiguous(a_bytes.data(), to, {from_view.ne[0], from_view.ne[1], 3});
+        const TensorView b =
+            TensorView::contiguous(b_bytes.data(), to, {from_view.ne[0], from_view.ne[1], 3});
         cpu_->copy(from_view, a);
         ref_->copy(from_view, b);
         EXPECT_EQ(a_bytes, b_bytes) << dtype_name(from) << " -> " << dtype_name(to) << " rows of "

@@ -118,9 +118,8 @@ class BlockedAttention {
  public:
   // direct_f16: decode blocks read the F16 cache in place (AttentionKernels::scores_f16).
   BlockedAttention(const AttentionKernels& kernels, TileToF32 convert, bool direct_f16, const Plan& plan,
-                   const TensorView& q,
-                   const TensorView& k, const TensorView& v, std::span<const int32_t> pos, float scale,
-                   const TensorView& dst, float* partials)
+                   const TensorView& q, const TensorView& k, const TensorView& v,
+                   std::span<const int32_t> pos, float scale, const TensorView& dst, float* partials)
       : kern_(kernels),
         convert_(convert),
         direct_f16_(direct_f16),
@@ -193,8 +192,8 @@ class BlockedAttention {
         if (direct) {
           kern_.scores_f16(query_rows(ts, hs, rows), head_rows(kt, hs), rs, scale_, s);
         } else {
-          kern_.scores(query_rows(ts, hs, rows), query_rows(ts, hs, rows), k_tile(ts, hs, 0), p_.dkp, rows, rs,
-                       nc, scale_, s);
+          kern_.scores(query_rows(ts, hs, rows), query_rows(ts, hs, rows), k_tile(ts, hs, 0), p_.dkp, rows,
+                       rs, nc, scale_, s);
         }
       }
       kern_.softmax(ts.s.data(), rs, nc, ts.lim.data(), ts.m.data(), ts.l.data(), ts.c.data());
@@ -327,7 +326,8 @@ void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorVi
   if (plan.n_chunks > 1) {
     partials.resize(static_cast<size_t>(plan.n_blocks * n_head_kv * plan.n_chunks * plan.partial_floats()));
   }
-  const bool direct_f16 = k.type == DType::kF16 && kernels.scores_f16 != nullptr && d_k % 8 == 0 && d_v % 8 == 0;
+  const bool direct_f16 =
+      k.type == DType::kF16 && kernels.scores_f16 != nullptr && d_k % 8 == 0 && d_v % 8 == 0;
   const BlockedAttention attn(kernels, convert, direct_f16, plan, q, k, v, pos, scale, dst, partials.data());
   pool.parallel_for_chunked(attn.n_items(), 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t item = begin; item < end; ++item) attn.run_item(item);

@@ -85,8 +85,8 @@ struct F16Rows {
 // Scores of 4 query rows (row-major) x cells j0 and j1 as eight 8-lane dots reduced together:
 // for decode, where broadcasting K against a vector of mostly padding rows would waste lanes.
 template <typename Rows>
-PADDOCK_TARGET_AVX2 inline void scores_dot_4x2(const float* q, const Rows& k, int64_t j0, int64_t j1, int64_t dk,
-                                               int64_t rs, float scale, float* s) {
+PADDOCK_TARGET_AVX2 inline void scores_dot_4x2(const float* q, const Rows& k, int64_t j0, int64_t j1,
+                                               int64_t dk, int64_t rs, float scale, float* s) {
   __m256 acc[8];
 #pragma GCC unroll 8
   for (__m256& a : acc) a = _mm256_setzero_ps();
@@ -106,8 +106,8 @@ PADDOCK_TARGET_AVX2 inline void scores_dot_4x2(const float* q, const Rows& k, in
 
 // Cells in pairs; an odd last cell is paired with itself, so no row past nc is read.
 template <typename Rows>
-PADDOCK_TARGET_AVX2 void scores_dot(const float* q, const Rows& k, int64_t dk, int64_t rs, int nc, float scale,
-                                    float* s) {
+PADDOCK_TARGET_AVX2 void scores_dot(const float* q, const Rows& k, int64_t dk, int64_t rs, int nc,
+                                    float scale, float* s) {
   for (int j = 0; j < nc; j += 2) {
     k.prefetch(j + 4, dk);
     k.prefetch(j + 5, dk);
@@ -164,8 +164,8 @@ PADDOCK_TARGET_AVX2 void softmax(float* s, int64_t rs, int nc, const int32_t* li
 
 // R rows x W vectors of output lanes [i, i + 8W).
 template <int R, int W, typename Rows>
-PADDOCK_TARGET_AVX2 inline void pv_block(const float* p, int64_t rs, const Rows& v, int64_t i, int64_t dv, int nc,
-                                         const float* c, float* acc) {
+PADDOCK_TARGET_AVX2 inline void pv_block(const float* p, int64_t rs, const Rows& v, int64_t i, int64_t dv,
+                                         int nc, const float* c, float* acc) {
   __m256 a[R][W];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {

@@ -3,8 +3,8 @@
 // ref backend in tests/golden/cpu_ops_test.cpp.
 #include <gtest/gtest.h>
 
-#include <cfloat>
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -121,10 +121,15 @@ TEST(AttentionTileKernels, DirectF16MatchesConvertedTile) {
       };
       const std::vector<uint16_t> k = cache(kDk, 5), v = cache(kDv, 6);
       auto rows_of = [&](const std::vector<uint16_t>& c, int64_t d) {
-        return cpu::TileRows{reinterpret_cast<const uint8_t*>(c.data() + kHead * d), kHeads * d * sizeof(uint16_t),
-                             d * sizeof(uint16_t), 1, nc, d};
+        return cpu::TileRows{reinterpret_cast<const uint8_t*>(c.data() + kHead * d),
+                             kHeads * d * sizeof(uint16_t),
+                             d * sizeof(uint16_t),
+                             1,
+                             nc,
+                             d};
       };
-      std::vector<float> kt(static_cast<size_t>(cpu::kAttnMaxTile * kDk)), vt(static_cast<size_t>(cpu::kAttnMaxTile * kDv));
+      std::vector<float> kt(static_cast<size_t>(cpu::kAttnMaxTile * kDk)),
+          vt(static_cast<size_t>(cpu::kAttnMaxTile * kDv));
       avx2.f16_tile(rows_of(k, kDk), kt.data(), kDk);
       avx2.f16_tile(rows_of(v, kDv), vt.data(), kDv);
 

@@ -119,10 +119,11 @@ TEST(HalfToFloat, EveryPathConvertsExactly) {
 // infinity, signed zeros, and NaNs (any payload) to 0x7E00 with their sign.
 TEST(FloatToHalf, EveryPathConvertsExactly) {
   std::vector<float> f;
-  for (uint64_t v = 0; v < (uint64_t{1} << 32); v += 65521) f.push_back(bits_to_f32(static_cast<uint32_t>(v)));
-  for (uint32_t v : {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u,
-                     0x477ff000u, 0x477fefffu, 0x477ff001u, 0x33000000u, 0x33000001u, 0x387fc000u, 0x3f801000u,
-                     0x3f803000u})
+  for (uint64_t v = 0; v < (uint64_t{1} << 32); v += 65521)
+    f.push_back(bits_to_f32(static_cast<uint32_t>(v)));
+  for (uint32_t v : {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
+                     0x7f800001u, 0x477ff000u, 0x477fefffu, 0x477ff001u, 0x33000000u, 0x33000001u,
+                     0x387fc000u, 0x3f801000u, 0x3f803000u})
     f.push_back(bits_to_f32(v));  // max half, rounding into infinity, tiny ties, ties to even
   f.push_back(1.0f);              // an odd count: the tail goes element by element
   for (CpuIsa isa : cpu_test::kAllIsas) {
@@ -130,7 +131,8 @@ TEST(FloatToHalf, EveryPathConvertsExactly) {
     std::vector<uint16_t> out(f.size());
     cpu::float_to_half_kernel(isa)(f.data(), out.data(), static_cast<int64_t>(f.size()));
     for (size_t i = 0; i < f.size(); ++i) {
-      ASSERT_EQ(out[i], f32_to_fp16(f[i])) << cpu_isa_name(isa) << " bits 0x" << std::hex << f32_to_bits(f[i]);
+      ASSERT_EQ(out[i], f32_to_fp16(f[i]))
+          << cpu_isa_name(isa) << " bits 0x" << std::hex << f32_to_bits(f[i]);
     }
   }
 }

@@ -121,10 +121,12 @@ PADDOCK_GEMM_INLINE void q4_K_six_bit(const BlockQ4_Kx8& b, __m256i (&six)[4]) {
 // kPickPair + u: (value 2u, value 2u + 1), the mins of two groups. Values zero-extended.
 enum : int { kPickDup = 0, kPickPair = 4 };
 alignas(32) inline constexpr int8_t kPickMasks[6][32] = {
-#define PADDOCK_PICK_HALF(a, b) a, -1, b, -1, 4 + (a), -1, 4 + (b), -1, 8 + (a), -1, 8 + (b), -1, 12 + (a), -1, 12 + (b), -1
-#define PADDOCK_PICK(a, b) {PADDOCK_PICK_HALF(a, b), PADDOCK_PICK_HALF(a, b)}
-    PADDOCK_PICK(0, 0), PADDOCK_PICK(1, 1), PADDOCK_PICK(2, 2), PADDOCK_PICK(3, 3), PADDOCK_PICK(0, 1),
-    PADDOCK_PICK(2, 3),
+#define PADDOCK_PICK_HALF(a, b) \
+  a, -1, b, -1, 4 + (a), -1, 4 + (b), -1, 8 + (a), -1, 8 + (b), -1, 12 + (a), -1, 12 + (b), -1
+#define PADDOCK_PICK(a, b) \
+  { PADDOCK_PICK_HALF(a, b), PADDOCK_PICK_HALF(a, b) }
+    PADDOCK_PICK(0, 0), PADDOCK_PICK(1, 1), PADDOCK_PICK(2, 2),
+    PADDOCK_PICK(3, 3), PADDOCK_PICK(0, 1), PADDOCK_PICK(2, 3),
 #undef PADDOCK_PICK
 #undef PADDOCK_PICK_HALF
 };
@@ -180,8 +182,9 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t 
           al = P::dot(al, _mm256_and_si256(raw, m4), ya + 4 * s);
           ah = P::dot(ah, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), ya + 32 + 4 * s);
         }
-        sumi[0] = _mm256_add_epi32(sumi[0], _mm256_add_epi32(P::scaled(al, pick(six[c / 2], kPickDup + 2 * (c % 2))),
-                                                             P::scaled(ah, pick(six[c / 2], kPickDup + 2 * (c % 2) + 1))));
+        sumi[0] = _mm256_add_epi32(
+            sumi[0], _mm256_add_epi32(P::scaled(al, pick(six[c / 2], kPickDup + 2 * (c % 2))),
+                                      P::scaled(ah, pick(six[c / 2], kPickDup + 2 * (c % 2) + 1))));
       } else {
         q4_K_nibble<P, NY, 0>(qs, yb, i, 64 * c, pick(six[c / 2], kPickDup + 2 * (c % 2)), sumi);
         q4_K_nibble<P, NY, 4>(qs, yb, i, 64 * c + 32, pick(six[c / 2], kPickDup + 2 * (c % 2) + 1), sumi);

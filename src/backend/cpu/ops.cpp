@@ -234,7 +234,8 @@ void copy(ThreadPool& pool, CpuIsa isa, const TensorView& src, const TensorView&
   auto is_float = [](DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; };
   PADDOCK_CHECK_MSG(is_float(src.type) && is_float(dst.type), "copy supports F32, F16 and BF16");
   PADDOCK_CHECK(src.same_shape(dst));
-  const bool dense = src.nb[0] == dtype_info(src.type).type_size && dst.nb[0] == dtype_info(dst.type).type_size;
+  const bool dense =
+      src.nb[0] == dtype_info(src.type).type_size && dst.nb[0] == dtype_info(dst.type).type_size;
   // A decode step's K/V rows into an F16 cache: a vector conversion, not one call per element.
   const FloatToHalfFn to_half =
       dense && src.type == DType::kF32 && dst.type == DType::kF16 ? float_to_half_kernel(isa) : nullptr;

@@ -31,7 +31,8 @@ void mul(ThreadPool& pool, const TensorView& a, const TensorView& b, const Tenso
 void add(ThreadPool& pool, const TensorView& a, const TensorView& b, const TensorView& dst);
 void rope(ThreadPool& pool, const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
           const TensorView& dst);
-void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up, const TensorView& dst);
+void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up,
+            const TensorView& dst);
 void softmax(ThreadPool& pool, const TensorView& x, float scale, const TensorView& dst);
 void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorView& k, const TensorView& v,
                std::span<const int32_t> pos, float scale, const TensorView& dst);

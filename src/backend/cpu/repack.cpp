@@ -82,7 +82,8 @@ void repack_q8_0(const BlockQ8_0* const (&rows)[kR], int64_t i, BlockQ8_0x8& out
   }
 }
 
-template <typename Block, int QK, typename Block8, void (*Repack)(const Block* const (&)[kR], int64_t, Block8&)>
+template <typename Block, int QK, typename Block8,
+          void (*Repack)(const Block* const (&)[kR], int64_t, Block8&)>
 void repack_groups(const void* src, int64_t k, int64_t r0, int64_t r1, void* dst) {
   const int64_t nb = k / QK;
   const auto* in = static_cast<const Block*>(src);
