@@ -43,7 +43,7 @@ std::string synthetic_shape_names();
 
 // Builds the model and writes it to `path`. vocab, when not null, supplies every tokenizer.*
 // key (and the vocabulary size); otherwise a SentencePiece-style placeholder vocabulary of
-// shape.n_vocab tokens is generated. n_threads < 1 means one per hardware thread.
+// shape.n_vocab tokens is generated. n_threads < 1 means default_thread_count().
 Status write_synthetic_model(const SyntheticShape& shape, FileType ftype, const gguf::File* vocab,
                              int n_threads, const std::string& path);
 

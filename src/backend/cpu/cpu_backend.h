@@ -17,7 +17,7 @@
 
 namespace paddock {
 
-// The single entry point: n_threads < 1 means one per hardware thread; the ISA comes from
+// The single entry point: n_threads < 1 means default_thread_count(); the ISA comes from
 // PADDOCK_CPU (env_get("CPU")) or CPUID. Fails when PADDOCK_CPU names a path this CPU lacks.
 Result<std::unique_ptr<Backend>> make_cpu_backend(int n_threads);
 // The same with the path given explicitly (tests, benchmarks); fails when the CPU lacks it.
