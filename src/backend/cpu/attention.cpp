@@ -7,8 +7,8 @@
 // Decode and short batches have too few blocks to keep every thread busy, so there the
 // visible cells are also split into chunks, whose (max, sum, output) states are merged
 // afterwards, chunk by chunk in order, and an item covers several kv heads so K/V rows are
-// read in the cache's order; over an F16 cache a decode block skips the F32 tile and its
-// kernels read the cache rows in place. Blocks and chunks depend only on the shapes and positions, and
+// read in the cache's order; over an F16 or Q8_0 cache a decode block skips the F32 tile and
+// its kernels read the cache rows in place. Blocks and chunks depend only on the shapes and positions, and
 // every output is computed by one thread in a fixed order, so results do not depend on the
 // thread count.
 #include <algorithm>
@@ -116,13 +116,13 @@ TileScratch& tile_scratch() {
 
 class BlockedAttention {
  public:
-  // direct_f16: decode blocks read the F16 cache in place (AttentionKernels::scores_f16).
-  BlockedAttention(const AttentionKernels& kernels, TileToF32 convert, bool direct_f16, const Plan& plan,
-                   const TensorView& q, const TensorView& k, const TensorView& v,
+  // direct: the cache type's kernels that read it in place in decode blocks, or nullptr.
+  BlockedAttention(const AttentionKernels& kernels, TileToF32 convert, const DirectKernels* direct,
+                   const Plan& plan, const TensorView& q, const TensorView& k, const TensorView& v,
                    std::span<const int32_t> pos, float scale, const TensorView& dst, float* partials)
       : kern_(kernels),
         convert_(convert),
-        direct_f16_(direct_f16),
+        direct_(direct),
         p_(plan),
         q_(q),
         k_(k),
@@ -173,7 +173,7 @@ class BlockedAttention {
     std::fill_n(ts.m.begin(), rs, -INFINITY);
     std::fill_n(ts.l.begin(), rs, 0.0f);
     std::fill_n(ts.acc.begin(), heads * rows * p_.dvp, 0.0f);
-    const bool direct = direct_f16_ && dot_rows;
+    const bool direct = direct_ != nullptr && dot_rows;
     for (int64_t j0 = c0; j0 < c1; j0 += p_.tile) {
       const int nc = static_cast<int>(std::min<int64_t>(p_.tile, c1 - j0));
       const TileRows kt{k_.row(hk0, j0), k_.nb[2], k_.nb[1], static_cast<int>(heads), nc, p_.d_k};
@@ -190,7 +190,7 @@ class BlockedAttention {
       for (int64_t hs = 0; hs < heads; ++hs) {
         float* s = &ts.s[static_cast<size_t>(hs * cs)];
         if (direct) {
-          kern_.scores_f16(query_rows(ts, hs, rows), head_rows(kt, hs), rs, scale_, s);
+          direct_->scores(query_rows(ts, hs, rows), head_rows(kt, hs), rs, scale_, s);
         } else {
           kern_.scores(query_rows(ts, hs, rows), query_rows(ts, hs, rows), k_tile(ts, hs, 0), p_.dkp, rows,
                        rs, nc, scale_, s);
@@ -202,7 +202,7 @@ class BlockedAttention {
         const float* c = &ts.c[static_cast<size_t>(hs * cs)];
         float* acc = &ts.acc[static_cast<size_t>(hs * rows * p_.dvp)];
         if (direct) {
-          kern_.pv_f16(s, rs, head_rows(vt, hs), rows, c, acc);
+          direct_->pv(s, rs, head_rows(vt, hs), rows, c, acc);
         } else {
           kern_.pv(s, rs, v_tile(ts, hs, 0), p_.dvp, rows, nc, c, acc);
         }
@@ -276,7 +276,7 @@ class BlockedAttention {
 
   const AttentionKernels& kern_;
   TileToF32 convert_;
-  bool direct_f16_;
+  const DirectKernels* direct_;
   const Plan& p_;
   const TensorView& q_;
   const TensorView& k_;
@@ -326,9 +326,11 @@ void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorVi
   if (plan.n_chunks > 1) {
     partials.resize(static_cast<size_t>(plan.n_blocks * n_head_kv * plan.n_chunks * plan.partial_floats()));
   }
-  const bool direct_f16 =
-      k.type == DType::kF16 && kernels.scores_f16 != nullptr && d_k % 8 == 0 && d_v % 8 == 0;
-  const BlockedAttention attn(kernels, convert, direct_f16, plan, q, k, v, pos, scale, dst, partials.data());
+  const DirectKernels* direct = k.type == DType::kF16    ? &kernels.f16_direct
+                                : k.type == DType::kQ8_0 ? &kernels.q8_0_direct
+                                                         : nullptr;
+  if (direct != nullptr && (direct->scores == nullptr || d_k % 8 != 0 || d_v % 8 != 0)) direct = nullptr;
+  const BlockedAttention attn(kernels, convert, direct, plan, q, k, v, pos, scale, dst, partials.data());
   pool.parallel_for_chunked(attn.n_items(), 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t item = begin; item < end; ++item) attn.run_item(item);
   });

@@ -82,6 +82,28 @@ struct F16Rows {
   }
 };
 
+// Q8_0 cache rows dequantized as they are loaded, to q * d in float like q8_0_row.
+struct Q8Rows {
+  const uint8_t* p;
+  size_t stride;  // bytes
+  const BlockQ8_0* row(int64_t j) const {
+    return reinterpret_cast<const BlockQ8_0*>(p + static_cast<size_t>(j) * stride);
+  }
+  PADDOCK_TARGET_AVX2 __m256 load(int64_t j, int64_t i) const {
+    const BlockQ8_0& b = row(j)[i / kQK8_0];
+    const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + i % kQK8_0));
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), _mm256_set1_ps(_cvtsh_ss(b.d)));
+  }
+  void prefetch(int64_t j, int64_t n) const {
+    const char* r = reinterpret_cast<const char*>(row(j));
+    for (size_t b = 0; b < static_cast<size_t>(n / kQK8_0) * sizeof(BlockQ8_0); b += 64)
+      _mm_prefetch(r + b, _MM_HINT_T0);
+  }
+  void prefetch_at(int64_t j, int64_t i) const {
+    _mm_prefetch(reinterpret_cast<const char*>(row(j) + i / kQK8_0), _MM_HINT_T0);
+  }
+};
+
 // Scores of 4 query rows (row-major) x cells j0 and j1 as eight 8-lane dots reduced together:
 // for decode, where broadcasting K against a vector of mostly padding rows would waste lanes.
 template <typename Rows>
@@ -129,8 +151,9 @@ PADDOCK_TARGET_AVX2 void scores(const float* q, const float* qt, const float* k,
   }
 }
 
-PADDOCK_TARGET_AVX2 void scores_f16(const float* q, const TileRows& k, int64_t rs, float scale, float* s) {
-  scores_dot(q, F16Rows{k.src, k.cell_stride}, k.n, rs, k.cells, scale, s);
+template <typename Rows>
+PADDOCK_TARGET_AVX2 void scores_direct(const float* q, const TileRows& k, int64_t rs, float scale, float* s) {
+  scores_dot(q, Rows{k.src, k.cell_stride}, k.n, rs, k.cells, scale, s);
 }
 
 PADDOCK_TARGET_AVX2 void softmax(float* s, int64_t rs, int nc, const int32_t* lim, float* m, float* l,
@@ -218,9 +241,10 @@ PADDOCK_TARGET_AVX2 void pv(const float* p, int64_t rs, const float* v, int64_t 
   pv_any(p, rs, F32Rows{v, dv}, dv, rows, nc, c, acc);
 }
 
-PADDOCK_TARGET_AVX2 void pv_f16(const float* p, int64_t rs, const TileRows& v, int rows, const float* c,
-                                float* acc) {
-  pv_any(p, rs, F16Rows{v.src, v.cell_stride}, v.n, rows, v.cells, c, acc);
+template <typename Rows>
+PADDOCK_TARGET_AVX2 void pv_direct(const float* p, int64_t rs, const TileRows& v, int rows, const float* c,
+                                   float* acc) {
+  pv_any(p, rs, Rows{v.src, v.cell_stride}, v.n, rows, v.cells, c, acc);
 }
 
 PADDOCK_TARGET_AVX2 inline void f16_row(const void* src, float* dst, int64_t n) {
@@ -287,8 +311,8 @@ constexpr AttentionKernels kAvx2 = {scores,
                                     tile_to_f32<f16_row>,
                                     tile_to_f32<q8_0_row>,
                                     tile_to_f32<q4_0_row>,
-                                    scores_f16,
-                                    pv_f16};
+                                    {scores_direct<F16Rows>, pv_direct<F16Rows>},
+                                    {scores_direct<Q8Rows>, pv_direct<Q8Rows>}};
 
 }  // namespace
 

@@ -39,6 +39,16 @@ struct TileRows {
 // dst + (h * kAttnMaxTile + j) * dst_row, zero-padded from n to dst_row floats.
 using TileToF32 = void (*)(const TileRows& t, float* dst, int64_t dst_row);
 
+// Decode straight from the cache: scores (rows <= kAttnDotRows) and pv as below over the
+// cells of one kv head's rows in the cache (k.heads == v.heads == 1, nc = cells; k.n and v.n
+// multiples of 8), converting rows in registers, with the same results as over the converted
+// tile. Each K/V row serves only a few query rows, so writing and reloading an F32 tile cost
+// more than the arithmetic.
+struct DirectKernels {
+  void (*scores)(const float* q, const TileRows& k, int64_t rs, float scale, float* s);
+  void (*pv)(const float* p, int64_t rs, const TileRows& v, int rows, const float* c, float* acc);
+};
+
 struct AttentionKernels {
   // s[j * rs + r] = scale * dot(query row r, k row j) for r < rows, j < nc (s's padding
   // lanes are left undefined). Reads q if rows <= kAttnDotRows, else qt.
@@ -57,13 +67,9 @@ struct AttentionKernels {
              float* acc);
   // A K or V tile to F32, one entry per cache type (F32, F16, Q8_0, Q4_0).
   TileToF32 f32_tile, f16_tile, q8_0_tile, q4_0_tile;
-  // Decode straight from an F16 cache: scores (rows <= kAttnDotRows) and pv as above over
-  // the cells of one kv head's rows in the cache (k.heads == v.heads == 1, nc = cells;
-  // k.n and v.n multiples of 8), with the same results as over the converted tile. Each K/V
-  // row serves only a few query rows, so writing and reloading an F32 tile cost more than
-  // the arithmetic. nullptr where a path has none (the driver then converts tiles).
-  void (*scores_f16)(const float* q, const TileRows& k, int64_t rs, float scale, float* s);
-  void (*pv_f16)(const float* p, int64_t rs, const TileRows& v, int rows, const float* c, float* acc);
+  // Decode straight from an F16 or a Q8_0 cache (DirectKernels); nulls where a path has none
+  // (the driver then converts tiles).
+  DirectKernels f16_direct, q8_0_direct;
 };
 
 const AttentionKernels& attention_kernels_scalar();

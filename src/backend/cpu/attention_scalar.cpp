@@ -109,8 +109,8 @@ constexpr AttentionKernels kScalar = {scores,
                                       tile_to_f32<f16_row>,
                                       tile_to_f32<q8_0_row>,
                                       tile_to_f32<q4_0_row>,
-                                      nullptr,
-                                      nullptr};
+                                      {nullptr, nullptr},
+                                      {nullptr, nullptr}};
 
 }  // namespace
 

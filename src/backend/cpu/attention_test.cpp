@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/test_support.h"
-#include "base/fp16.h"
+#include "quant/quant.h"
 #include "quant/test_data.h"
+#include "tensor/dtype.h"
 
 namespace paddock {
 namespace {
@@ -99,58 +101,66 @@ TEST(AttentionTileKernels, Avx2MatchesScalar) {
   }
 }
 
-// Decode straight from an F16 cache gives exactly what the tile kernels give on the tile
-// converted to F32: the same products in the same order, conversion being exact. Rows sit in
-// a cache with several kv heads per cell, and an odd last cell sits at the end of the
-// buffer, so a read past the tile's cells would fault under ASan.
-TEST(AttentionTileKernels, DirectF16MatchesConvertedTile) {
+// Decode straight from an F16 or Q8_0 cache gives exactly what the tile kernels give on the
+// tile converted to F32: the same products in the same order, conversion being exact (Q8_0:
+// q * d in float either way). Rows sit in a cache with several kv heads per cell, and an odd
+// last cell sits at the end of the buffer, so a read past the tile's cells would fault under
+// ASan.
+TEST(AttentionTileKernels, DirectReadsMatchConvertedTile) {
   PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
   const cpu::AttentionKernels& avx2 = cpu::attention_kernels(CpuIsa::kAvx2);
-  ASSERT_NE(avx2.scores_f16, nullptr);
-  ASSERT_NE(avx2.pv_f16, nullptr);
-  constexpr int64_t kDk = 24, kDv = 40, kRs = 8, kHeads = 3, kHead = 1;
-  for (int rows : {1, 3, 4}) {
-    for (int nc : {1, 5, cpu::kAttnMaxTile}) {
-      SCOPED_TRACE("rows " + std::to_string(rows) + " cells " + std::to_string(nc));
-      // Cell-major caches of kHeads heads; the tile is head kHead's rows.
-      auto cache = [&](int64_t d, uint32_t seed) {
-        const std::vector<float> f = gaussian_row(static_cast<size_t>(nc * kHeads * d), seed);
-        std::vector<uint16_t> h(f.size());
-        for (size_t i = 0; i < f.size(); ++i) h[i] = f32_to_fp16(f[i]);
-        return h;
-      };
-      const std::vector<uint16_t> k = cache(kDk, 5), v = cache(kDv, 6);
-      auto rows_of = [&](const std::vector<uint16_t>& c, int64_t d) {
-        return cpu::TileRows{reinterpret_cast<const uint8_t*>(c.data() + kHead * d),
-                             kHeads * d * sizeof(uint16_t),
-                             d * sizeof(uint16_t),
-                             1,
-                             nc,
-                             d};
-      };
-      std::vector<float> kt(static_cast<size_t>(cpu::kAttnMaxTile * kDk)),
-          vt(static_cast<size_t>(cpu::kAttnMaxTile * kDv));
-      avx2.f16_tile(rows_of(k, kDk), kt.data(), kDk);
-      avx2.f16_tile(rows_of(v, kDv), vt.data(), kDv);
+  struct Case {
+    DType type;
+    const cpu::DirectKernels& direct;
+    cpu::TileToF32 tile;
+    int64_t dk, dv;  // multiples of the type's block
+  };
+  for (const Case& tc : {Case{DType::kF16, avx2.f16_direct, avx2.f16_tile, 24, 40},
+                         Case{DType::kQ8_0, avx2.q8_0_direct, avx2.q8_0_tile, 32, 64}}) {
+    ASSERT_NE(tc.direct.scores, nullptr) << dtype_name(tc.type);
+    ASSERT_NE(tc.direct.pv, nullptr) << dtype_name(tc.type);
+    constexpr int64_t kRs = 8, kHeads = 3, kHead = 1;
+    const int64_t dk = tc.dk, dv = tc.dv;
+    for (int rows : {1, 3, 4}) {
+      for (int nc : {1, 5, cpu::kAttnMaxTile}) {
+        SCOPED_TRACE(std::string(dtype_name(tc.type)) + " rows " + std::to_string(rows) + " cells " +
+                     std::to_string(nc));
+        // Cell-major caches of kHeads heads; the tile is head kHead's rows.
+        auto cache = [&](int64_t d, uint32_t seed) {
+          const std::vector<float> f = gaussian_row(static_cast<size_t>(nc * kHeads * d), seed);
+          std::vector<uint8_t> bytes(dtype_row_bytes(tc.type, d) * static_cast<size_t>(nc * kHeads));
+          quant_ops(tc.type)->quantize_row(f.data(), bytes.data(), static_cast<int64_t>(f.size()));
+          return bytes;
+        };
+        const std::vector<uint8_t> k = cache(dk, 5), v = cache(dv, 6);
+        auto rows_of = [&](const std::vector<uint8_t>& c, int64_t d) {
+          const size_t head = dtype_row_bytes(tc.type, d);
+          return cpu::TileRows{c.data() + kHead * head, kHeads * head, head, 1, nc, d};
+        };
+        std::vector<float> kt(static_cast<size_t>(cpu::kAttnMaxTile * dk)),
+            vt(static_cast<size_t>(cpu::kAttnMaxTile * dv));
+        tc.tile(rows_of(k, dk), kt.data(), dk);
+        tc.tile(rows_of(v, dv), vt.data(), dv);
 
-      std::vector<float> q(static_cast<size_t>(cpu::kAttnDotRows * kDk), 0.0f);
-      const std::vector<float> qr = gaussian_row(static_cast<size_t>(rows * kDk), 7);
-      std::copy(qr.begin(), qr.end(), q.begin());
-      std::vector<float> s_want(static_cast<size_t>(cpu::kAttnMaxTile * kRs), 0.0f), s_got = s_want;
-      avx2.scores(q.data(), nullptr, kt.data(), kDk, rows, kRs, nc, 0.3f, s_want.data());
-      avx2.scores_f16(q.data(), rows_of(k, kDk), kRs, 0.3f, s_got.data());
-      for (int j = 0; j < nc; ++j) {
-        for (int r = 0; r < rows; ++r) {
-          const size_t at = static_cast<size_t>(j * kRs + r);
-          EXPECT_EQ(s_got[at], s_want[at]) << "score " << at;
+        std::vector<float> q(static_cast<size_t>(cpu::kAttnDotRows * dk), 0.0f);
+        const std::vector<float> qr = gaussian_row(static_cast<size_t>(rows * dk), 7);
+        std::copy(qr.begin(), qr.end(), q.begin());
+        std::vector<float> s_want(static_cast<size_t>(cpu::kAttnMaxTile * kRs), 0.0f), s_got = s_want;
+        avx2.scores(q.data(), nullptr, kt.data(), dk, rows, kRs, nc, 0.3f, s_want.data());
+        tc.direct.scores(q.data(), rows_of(k, dk), kRs, 0.3f, s_got.data());
+        for (int j = 0; j < nc; ++j) {
+          for (int r = 0; r < rows; ++r) {
+            const size_t at = static_cast<size_t>(j * kRs + r);
+            EXPECT_EQ(s_got[at], s_want[at]) << "score " << at;
+          }
         }
+        std::vector<float> c(kRs);
+        for (int r = 0; r < kRs; ++r) c[static_cast<size_t>(r)] = 0.25f * static_cast<float>(r + 1);
+        std::vector<float> acc_want = gaussian_row(static_cast<size_t>(rows * dv), 8), acc_got = acc_want;
+        avx2.pv(s_want.data(), kRs, vt.data(), dv, rows, nc, c.data(), acc_want.data());
+        tc.direct.pv(s_want.data(), kRs, rows_of(v, dv), rows, c.data(), acc_got.data());
+        EXPECT_EQ(acc_got, acc_want);
       }
-      std::vector<float> c(kRs);
-      for (int r = 0; r < kRs; ++r) c[static_cast<size_t>(r)] = 0.25f * static_cast<float>(r + 1);
-      std::vector<float> acc_want = gaussian_row(static_cast<size_t>(rows * kDv), 8), acc_got = acc_want;
-      avx2.pv(s_want.data(), kRs, vt.data(), kDv, rows, nc, c.data(), acc_want.data());
-      avx2.pv_f16(s_want.data(), kRs, rows_of(v, kDv), rows, c.data(), acc_got.data());
-      EXPECT_EQ(acc_got, acc_want);
     }
   }
 }
