@@ -57,11 +57,6 @@ PADDOCK_GEMM_INLINE __m256i dup_pairs(__m256i v, bool odd) {
   return _mm256_shuffle_epi8(v, odd ? odd_mask : even_mask);
 }
 
-// Bytes 0..15 (half 0) or 16..31 (half 1) of v, zero-extended to int16.
-PADDOCK_GEMM_INLINE __m256i widen_u8(__m256i v, int half) {
-  return _mm256_cvtepu8_epi16(half == 0 ? _mm256_castsi256_si128(v) : _mm256_extracti128_si256(v, 1));
-}
-
 // The policies. dot(acc, u, y): acc += unsigned bytes u times the 4 signed bytes at y (in every
 // lane), in the policy's sub-block sum type. scaled(acc, s): a sub-block sum times each row's
 // scale, as int32 lanes; s holds row r's scale in both int16 lanes 2r and 2r+1 (dup_pairs).
