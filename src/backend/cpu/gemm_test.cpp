@@ -169,6 +169,8 @@ struct EmulatedVpdpbusd {
   }
 };
 
+PADDOCK_GEMM_KERNELS(vnni_emulated_kernel, cpu::gemm_x86::Vnni<EmulatedVpdpbusd>, PADDOCK_TARGET_AVX2)
+
 PADDOCK_TARGET_AVX2 void emulated_dpbusd(const int32_t* acc, const uint8_t* u, const int8_t* s,
                                          int32_t* out) {
   const __m256i r = EmulatedVpdpbusd::dpbusd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc)),
@@ -204,9 +206,8 @@ TEST(EmulatedVpdpbusd, SumsFourByteProductsPerLane) {
 // with the emulated instruction: the same cases as the native paths.
 TEST(GemmKernelsVnniEmulated, MatchReferenceVecDot) {
   PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
-  using Policy = cpu::gemm_x86::Vnni<EmulatedVpdpbusd>;
   for (DType t : kRepackable) {
-    const cpu::GemmFn gemm = cpu::gemm_x86::kernel_for<Policy>(t);
+    const cpu::GemmFn gemm = vnni_emulated_kernel(t);
     for (int64_t blocks : {1, 7, 33}) {
       check(gemm, t, gaussian_case(t, blocks, 1.0f), 2e-5);
       check(gemm, t, gaussian_case(t, blocks, 300.0f), 2e-5);

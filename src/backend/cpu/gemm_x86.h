@@ -6,8 +6,9 @@
 // meets 4 quants of each of the 8 rows in one instruction and the 8 row sums come out in one
 // register. A sub-block's integer sum is exact (bounds in each kernel) and scaled per row once.
 // Included by gemm_x86.cpp and, with an exact AVX2 emulation of vpdpbusd, by gemm_test.cpp, so
-// the VNNI kernels are checked on machines without VNNI too.
-//   gemm_x86::q4_K<gemm_x86::Maddubs>(k, group, act, act_row_bytes, ny, out);
+// the VNNI kernels are checked on machines without VNNI too. Each includer makes its entry
+// points with PADDOCK_GEMM_KERNELS (end of file):
+//   PADDOCK_GEMM_KERNELS(gemm_kernel_avx2, gemm_x86::Maddubs, PADDOCK_TARGET_AVX2)
 #pragma once
 
 #include <cstring>
@@ -60,12 +61,19 @@ PADDOCK_GEMM_INLINE __m256i dup_pairs(__m256i v, bool odd) {
 // The policies. dot(acc, u, y): acc += unsigned bytes u times the 4 signed bytes at y (in every
 // lane), in the policy's sub-block sum type. scaled(acc, s): a sub-block sum times each row's
 // scale, as int32 lanes; s holds row r's scale in both int16 lanes 2r and 2r+1 (dup_pairs).
-// dot_i32(acc, u, s): int32 acc += 4 products of u and the signed bytes s per lane.
+// join(a, b): two sub-block sums added, in the sum type. scaled2(a, b, s): scaled(a, s) +
+// scaled(b, s). dot_i32(acc, u, s): int32 acc += 4 products of u and the signed bytes s per lane.
 struct Maddubs {
+  static constexpr int kChains = 1;  // see q4_K_nibble
   PADDOCK_GEMM_INLINE static __m256i dot(__m256i acc, __m256i u, const int8_t* y) {
     return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, bcast4(y)));
   }
   PADDOCK_GEMM_INLINE static __m256i scaled(__m256i acc, __m256i s) { return _mm256_madd_epi16(acc, s); }
+  PADDOCK_GEMM_INLINE static __m256i join(__m256i a, __m256i b) { return _mm256_add_epi16(a, b); }
+  // Two int16 sums under one scale: each widened on its own, as together they could overflow.
+  PADDOCK_GEMM_INLINE static __m256i scaled2(__m256i a, __m256i b, __m256i s) {
+    return _mm256_add_epi32(scaled(a, s), scaled(b, s));
+  }
   PADDOCK_GEMM_INLINE static __m256i dot_i32(__m256i acc, __m256i u, __m256i s) {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
   }
@@ -75,11 +83,17 @@ struct Maddubs {
 // at y broadcast.
 template <typename D>
 struct Vnni {
+  static constexpr int kChains = 2;
   PADDOCK_GEMM_INLINE static __m256i dot(__m256i acc, __m256i u, const int8_t* y) {
     return D::dpbusd_bcast(acc, u, y);
   }
   PADDOCK_GEMM_INLINE static __m256i scaled(__m256i acc, __m256i s) {
     return _mm256_mullo_epi32(acc, _mm256_srai_epi32(s, 16));
+  }
+  PADDOCK_GEMM_INLINE static __m256i join(__m256i a, __m256i b) { return _mm256_add_epi32(a, b); }
+  // vpmulld is two uops on the ports vpdpbusd uses: one per pair of sums, not one per sum.
+  PADDOCK_GEMM_INLINE static __m256i scaled2(__m256i a, __m256i b, __m256i s) {
+    return scaled(join(a, b), s);
   }
   PADDOCK_GEMM_INLINE static __m256i dot_i32(__m256i acc, __m256i u, __m256i s) {
     return D::dpbusd(acc, u, s);
@@ -134,25 +148,38 @@ PADDOCK_GEMM_INLINE __m256i pick(__m256i six, int mask) {
 // sum scaled once at the end. Several columns take the two nibbles in separate passes, so NY
 // accumulators are live rather than 2 * NY: with both, GCC ran out of registers and the loop
 // waited on a spilled accumulator (4 columns 1.6x slower measured).
+// With P::kChains 2, even and odd steps go to separate sums: a vpdpbusd waits for its
+// accumulator (about 5 cycles), so NY chains of 8 left the VNNI ports idle much of the time.
+// Maddubs accumulates with a 1-cycle add and keeps one chain, leaving AVX2's 16 registers to
+// the rest.
 template <typename P, int NY, int Shift>
 PADDOCK_GEMM_INLINE void q4_K_nibble(const uint8_t* qs, const BlockQ8_K* const* yb, int64_t i, int at,
                                      __m256i scale, __m256i* sumi) {
+  constexpr int kC = P::kChains;
   const __m256i m4 = _mm256_set1_epi8(0x0F);
-  __m256i a[NY];
-  for (int j = 0; j < NY; ++j) a[j] = _mm256_setzero_si256();
+  __m256i a[kC][NY];
+  for (int c = 0; c < kC; ++c)
+    for (int j = 0; j < NY; ++j) a[c][j] = _mm256_setzero_si256();
 #pragma GCC unroll 2
-  for (int s = 0; s < 8; ++s) {
-    const __m256i q = _mm256_and_si256(_mm256_srli_epi16(load256(qs + 32 * s), Shift), m4);
-    for (int j = 0; j < NY; ++j) a[j] = P::dot(a[j], q, yb[j][i].qs + at + 4 * s);
+  for (int s0 = 0; s0 < 8; s0 += kC) {
+#pragma GCC unroll 2
+    for (int c = 0; c < kC; ++c) {  // constant indices into a: it stays in registers
+      const int s = s0 + c;
+      const __m256i q = _mm256_and_si256(_mm256_srli_epi16(load256(qs + 32 * s), Shift), m4);
+      for (int j = 0; j < NY; ++j) a[c][j] = P::dot(a[c][j], q, yb[j][i].qs + at + 4 * s);
+    }
   }
-  for (int j = 0; j < NY; ++j) sumi[j] = _mm256_add_epi32(sumi[j], P::scaled(a[j], scale));
+  for (int j = 0; j < NY; ++j) {
+    const __m256i sum = kC == 1 ? a[0][j] : P::join(a[0][j], a[kC - 1][j]);
+    sumi[j] = _mm256_add_epi32(sumi[j], P::scaled(sum, scale));
+  }
 }
 
 // Q4_K: per chunk c, sub-block 2c sits in the low nibbles and 2c+1 in the high ones. With
 // Maddubs one step sums 2 products of at most 15 * 127, so 8 steps (16 products) stay below
 // 30480 in int16.
 template <typename P, int NY>
-PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+PADDOCK_GEMM_INLINE void q4_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
   const BlockQ4_Kx8* wb = static_cast<const BlockQ4_Kx8*>(w);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
@@ -169,17 +196,21 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t k, const void* w, const void* y, size_t 
     for (int c = 0; c < 4; ++c) {
       const uint8_t* qs = b.qs + 256 * c;
       if constexpr (NY == 1) {  // decode: both nibbles at once, 8 steps unrolled
+        constexpr int kC = P::kChains;
         const int8_t* ya = yb[0][i].qs + 64 * c;
-        __m256i al = _mm256_setzero_si256(), ah = _mm256_setzero_si256();
+        __m256i al[kC], ah[kC];
+        for (int t = 0; t < kC; ++t) al[t] = ah[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
         for (int s = 0; s < 8; ++s) {
           const __m256i raw = load256(qs + 32 * s);
-          al = P::dot(al, _mm256_and_si256(raw, m4), ya + 4 * s);
-          ah = P::dot(ah, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), ya + 32 + 4 * s);
+          al[s % kC] = P::dot(al[s % kC], _mm256_and_si256(raw, m4), ya + 4 * s);
+          ah[s % kC] = P::dot(ah[s % kC], _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), ya + 32 + 4 * s);
         }
+        const __m256i lo = kC == 1 ? al[0] : P::join(al[0], al[kC - 1]);
+        const __m256i hi = kC == 1 ? ah[0] : P::join(ah[0], ah[kC - 1]);
         sumi[0] = _mm256_add_epi32(
-            sumi[0], _mm256_add_epi32(P::scaled(al, pick(six[c / 2], kPickDup + 2 * (c % 2))),
-                                      P::scaled(ah, pick(six[c / 2], kPickDup + 2 * (c % 2) + 1))));
+            sumi[0], _mm256_add_epi32(P::scaled(lo, pick(six[c / 2], kPickDup + 2 * (c % 2))),
+                                      P::scaled(hi, pick(six[c / 2], kPickDup + 2 * (c % 2) + 1))));
       } else {
         q4_K_nibble<P, NY, 0>(qs, yb, i, 64 * c, pick(six[c / 2], kPickDup + 2 * (c % 2)), sumi);
         q4_K_nibble<P, NY, 4>(qs, yb, i, 64 * c + 32, pick(six[c / 2], kPickDup + 2 * (c % 2) + 1), sumi);
@@ -215,7 +246,7 @@ PADDOCK_GEMM_INLINE __m256i q6_K_scale_pairs(const BlockQ6_Kx8& b, int p) {
 // Q6_K: quants 0..63, the -32 folded in through the activations' per-16 sums. With Maddubs
 // one step sums 2 products of at most 63 * 127; two steps (4 products) stay below 32004.
 template <typename P, int NY>
-PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+PADDOCK_GEMM_INLINE void q6_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
   const BlockQ6_Kx8* wb = static_cast<const BlockQ6_Kx8*>(w);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
@@ -249,7 +280,7 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t 
           const __m256i zero = _mm256_setzero_si256();
           const __m256i m01 = P::dot(P::dot(zero, v0, yq), v1, yq + 4);
           const __m256i m23 = P::dot(P::dot(zero, v2, yq + 8), v3, yq + 12);
-          sumi[j] = _mm256_add_epi32(sumi[j], _mm256_add_epi32(P::scaled(m01, scale), P::scaled(m23, scale)));
+          sumi[j] = _mm256_add_epi32(sumi[j], P::scaled2(m01, m23, scale));
         }
       }
       // The -32 of every quant: 32 * scale * (the activations' sum over the group).
@@ -271,7 +302,7 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t k, const void* w, const void* y, size_t 
 // Q8_0: signed x signed through |x| and sign(y, x); with Maddubs a pair can reach 32258, so
 // each step is widened to int32 at once.
 template <typename P, int NY>
-PADDOCK_TARGET_AVX2 void q8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+PADDOCK_GEMM_INLINE void q8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
   const BlockQ8_0x8* wb = static_cast<const BlockQ8_0x8*>(w);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
@@ -280,50 +311,56 @@ PADDOCK_TARGET_AVX2 void q8_0_n(int64_t k, const void* w, const void* y, size_t 
   for (int64_t i = 0; i < nb; ++i) {
     const BlockQ8_0x8& b = wb[i];
     prefetch(wb + i + 4 * kAhead);  // block-groups of 272 bytes: the same distance in bytes
-    __m256i sumi[NY];
-    for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
+    constexpr int kC = P::kChains;  // as in q4_K_nibble
+    __m256i sumi[kC][NY];
+    for (int c = 0; c < kC; ++c)
+      for (int j = 0; j < NY; ++j) sumi[c][j] = _mm256_setzero_si256();
+#pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
       const __m256i q = load256(b.qs + 32 * s);
       const __m256i aq = _mm256_sign_epi8(q, q);
       for (int j = 0; j < NY; ++j)
-        sumi[j] = P::dot_i32(sumi[j], aq, _mm256_sign_epi8(bcast4(yb[j][i].qs + 4 * s), q));
+        sumi[s % kC][j] = P::dot_i32(sumi[s % kC][j], aq, _mm256_sign_epi8(bcast4(yb[j][i].qs + 4 * s), q));
     }
     const __m256 d = load_halves(b.d);
     for (int j = 0; j < NY; ++j) {
       const __m256 yd = _mm256_set1_ps(_cvtsh_ss(yb[j][i].d));
-      acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+      const __m256i sum = kC == 1 ? sumi[0][j] : _mm256_add_epi32(sumi[0][j], sumi[kC - 1][j]);
+      acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sum), acc[j]);
     }
   }
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
 }
 
-// The GemmFn of kernel `name` under policy P: one instantiation per column count.
-#define PADDOCK_GEMM_DISPATCH(name)                                                                       \
-  template <typename P>                                                                                   \
-  PADDOCK_TARGET_AVX2 void name(int64_t k, const void* w, const void* y, size_t ys, int ny, float* out) { \
-    switch (ny) {                                                                                         \
-      case 1: name##_n<P, 1>(k, w, y, ys, out); break;                                                    \
-      case 2: name##_n<P, 2>(k, w, y, ys, out); break;                                                    \
-      case 3: name##_n<P, 3>(k, w, y, ys, out); break;                                                    \
-      default: name##_n<P, 4>(k, w, y, ys, out); break;                                                   \
-    }                                                                                                     \
-  }
-PADDOCK_GEMM_DISPATCH(q4_K)
-PADDOCK_GEMM_DISPATCH(q6_K)
-PADDOCK_GEMM_DISPATCH(q8_0)
-#undef PADDOCK_GEMM_DISPATCH
-
-// The kernel of type t under policy P; nullptr for types without an interleaved layout.
-template <typename P>
-GemmFn kernel_for(DType t) {
-  switch (t) {
-    case DType::kQ4_K: return q4_K<P>;
-    case DType::kQ6_K: return q6_K<P>;
-    case DType::kQ8_0: return q8_0<P>;
-    default: return nullptr;
-  }
-}
-
 }  // namespace paddock::cpu::gemm_x86
+
+// PADDOCK_GEMM_KERNELS(fn, P, TARGET) defines `GemmFn fn(DType t)`: the kernel of type t under
+// policy P (nullptr for types without an interleaved layout), compiled for TARGET, a function
+// attribute. The kernels above are inlined into these entry points, so they are compiled for
+// the path that runs them: under AVX-512 the compiler has 32 vector registers, and the
+// several-column kernels keep their sums in registers where AVX2's 16 made them spill.
+#define PADDOCK_GEMM_ENTRY(kernel, P, TARGET)                                                  \
+  TARGET void kernel(int64_t k, const void* w, const void* y, size_t ys, int ny, float* out) { \
+    switch (ny) {                                                                              \
+      case 1: ::paddock::cpu::gemm_x86::kernel##_n<P, 1>(k, w, y, ys, out); break;             \
+      case 2: ::paddock::cpu::gemm_x86::kernel##_n<P, 2>(k, w, y, ys, out); break;             \
+      case 3: ::paddock::cpu::gemm_x86::kernel##_n<P, 3>(k, w, y, ys, out); break;             \
+      default: ::paddock::cpu::gemm_x86::kernel##_n<P, 4>(k, w, y, ys, out); break;            \
+    }                                                                                          \
+  }
+#define PADDOCK_GEMM_KERNELS(fn, P, TARGET)                    \
+  namespace fn##_entries {                                     \
+    PADDOCK_GEMM_ENTRY(q4_K, P, TARGET)                        \
+    PADDOCK_GEMM_ENTRY(q6_K, P, TARGET)                        \
+    PADDOCK_GEMM_ENTRY(q8_0, P, TARGET)                        \
+  }                                                            \
+  ::paddock::cpu::GemmFn fn(::paddock::DType t) {              \
+    switch (t) {                                               \
+      case ::paddock::DType::kQ4_K: return fn##_entries::q4_K; \
+      case ::paddock::DType::kQ6_K: return fn##_entries::q6_K; \
+      case ::paddock::DType::kQ8_0: return fn##_entries::q8_0; \
+      default: return nullptr;                                 \
+    }                                                          \
+  }
 
 #endif  // PADDOCK_X86
