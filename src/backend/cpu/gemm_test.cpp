@@ -43,19 +43,24 @@ double abs_dot(DType wt, const uint8_t* w, const uint8_t* y, int64_t n) {
   return s;
 }
 
-// Runs every group through the kernel and checks each (row, column) against vec_dot.
-void check(cpu::GemmFn gemm, DType t, const Case& c, double rel_tol) {
+// Runs every group through the kernel and checks each (row, column) against vec_dot. With
+// offset, the kernel gets the activations through cpu::offset_activations, as mul_mat gives them.
+void check(cpu::GemmFn gemm, DType t, const Case& c, double rel_tol, bool offset = false) {
   const QuantOps* ops = quant_ops(t);
   ASSERT_NE(gemm, nullptr) << dtype_name(t);
   const size_t row = dtype_row_bytes(t, c.n);
   const size_t yb = dtype_row_bytes(ops->vec_dot_type, c.n);
   std::vector<uint8_t> packed(cpu::repacked_bytes(t, c.n, kRows));
   cpu::repack_rows(t, c.w.data(), c.n, 0, kRows, packed.data());
+  std::vector<uint8_t> y = c.y;
+  if (offset) {
+    for (size_t j = 0; j < y.size() / yb; ++j) cpu::offset_activations(y.data() + yb * j, c.n);
+  }
   const size_t group = row * cpu::kRepackRows;
   for (int ny = 1; ny <= cpu::kMaxCols; ++ny) {
     for (int64_t g = 0; g < kRows / cpu::kRepackRows; ++g) {
       float out[cpu::kMaxCols * cpu::kRepackRows];
-      gemm(c.n, packed.data() + group * static_cast<size_t>(g), c.y.data(), yb, ny, out);
+      gemm(c.n, packed.data() + group * static_cast<size_t>(g), y.data(), yb, ny, out);
       for (int j = 0; j < ny; ++j) {
         for (int r = 0; r < cpu::kRepackRows; ++r) {
           const uint8_t* w_row = c.w.data() + row * static_cast<size_t>(g * cpu::kRepackRows + r);
@@ -133,9 +138,10 @@ TEST_P(GemmKernels, MatchReferenceVecDotOnGaussianRows) {
     return;
   }
   for (DType t : kRepackable) {
+    const bool offset = cpu::gemm_offsets_activations(GetParam(), t);
     for (int64_t blocks : {1, 7, 33}) {
-      check(cpu::gemm_kernel(GetParam(), t), t, gaussian_case(t, blocks, 1.0f), 2e-5);
-      check(cpu::gemm_kernel(GetParam(), t), t, gaussian_case(t, blocks, 300.0f), 2e-5);
+      check(cpu::gemm_kernel(GetParam(), t), t, gaussian_case(t, blocks, 1.0f), 2e-5, offset);
+      check(cpu::gemm_kernel(GetParam(), t), t, gaussian_case(t, blocks, 300.0f), 2e-5, offset);
     }
   }
 }
@@ -144,7 +150,9 @@ TEST_P(GemmKernels, IntegerSumsStayExactAtTheExtremes) {
   PADDOCK_SKIP_WITHOUT_ISA(GetParam());
   if (GetParam() == CpuIsa::kScalar) GTEST_SKIP() << "the scalar path multiplies the original rows";
   for (DType t : kRepackable) {
-    for (int64_t blocks : {1, 3}) check(cpu::gemm_kernel(GetParam(), t), t, extreme_case(t, blocks), 1e-6);
+    const bool offset = cpu::gemm_offsets_activations(GetParam(), t);
+    for (int64_t blocks : {1, 3})
+      check(cpu::gemm_kernel(GetParam(), t), t, extreme_case(t, blocks), 1e-6, offset);
   }
 }
 
@@ -208,11 +216,12 @@ TEST(GemmKernelsVnniEmulated, MatchReferenceVecDot) {
   PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
   for (DType t : kRepackable) {
     const cpu::GemmFn gemm = vnni_emulated_kernel(t);
+    const bool offset = cpu::gemm_offsets_activations(CpuIsa::kAvx512, t);  // the same policy
     for (int64_t blocks : {1, 7, 33}) {
-      check(gemm, t, gaussian_case(t, blocks, 1.0f), 2e-5);
-      check(gemm, t, gaussian_case(t, blocks, 300.0f), 2e-5);
+      check(gemm, t, gaussian_case(t, blocks, 1.0f), 2e-5, offset);
+      check(gemm, t, gaussian_case(t, blocks, 300.0f), 2e-5, offset);
     }
-    for (int64_t blocks : {1, 3}) check(gemm, t, extreme_case(t, blocks), 1e-6);
+    for (int64_t blocks : {1, 3}) check(gemm, t, extreme_case(t, blocks), 1e-6, offset);
   }
 }
 

@@ -35,6 +35,17 @@ GemmFn gemm_kernel_avx512(DType) { return nullptr; }
 
 #endif
 
+bool gemm_offsets_activations(CpuIsa isa, DType t) {
+  return isa == CpuIsa::kAvx512 && t == DType::kQ8_0 && gemm_kernel(isa, t) != nullptr;
+}
+
+void offset_activations(uint8_t* q8_0_row, int64_t n) {
+  auto* blocks = reinterpret_cast<BlockQ8_0*>(q8_0_row);
+  for (int64_t b = 0; b < n / kQK8_0; ++b) {
+    for (int8_t& q : blocks[b].qs) q = static_cast<int8_t>(static_cast<uint8_t>(q) ^ 0x80);
+  }
+}
+
 GemmFn gemm_kernel(CpuIsa isa, DType t) {
   switch (isa) {
     case CpuIsa::kScalar: return nullptr;

@@ -64,7 +64,8 @@ PADDOCK_GEMM_INLINE __m256i dup_pairs(__m256i v, bool odd) {
 // join(a, b): two sub-block sums added, in the sum type. scaled2(a, b, s): scaled(a, s) +
 // scaled(b, s). dot_i32(acc, u, s): int32 acc += 4 products of u and the signed bytes s per lane.
 struct Maddubs {
-  static constexpr int kChains = 1;  // see q4_K_nibble
+  static constexpr int kChains = 1;           // see q4_K_nibble
+  static constexpr bool kOffsetQ8_0 = false;  // see q8_0_n
   PADDOCK_GEMM_INLINE static __m256i dot(__m256i acc, __m256i u, const int8_t* y) {
     return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, bcast4(y)));
   }
@@ -84,6 +85,7 @@ struct Maddubs {
 template <typename D>
 struct Vnni {
   static constexpr int kChains = 2;
+  static constexpr bool kOffsetQ8_0 = true;
   PADDOCK_GEMM_INLINE static __m256i dot(__m256i acc, __m256i u, const int8_t* y) {
     return D::dpbusd_bcast(acc, u, y);
   }
@@ -299,33 +301,43 @@ PADDOCK_GEMM_INLINE void q6_K_n(int64_t k, const void* w, const void* y, size_t 
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
 }
 
-// Q8_0: signed x signed through |x| and sign(y, x); with Maddubs a pair can reach 32258, so
-// each step is widened to int32 at once.
+// Q8_0, signed x signed. Maddubs multiplies |x| by sign(y, x), and a pair can reach 32258, so
+// each step is widened to int32 at once. With P::kOffsetQ8_0 the activations come offset by 128
+// (gemm.h, offset_activations) as vpdpbusd's unsigned operand, and each row's sum of quants times
+// 128, one vpdpbusd per step for all columns, is taken off: the columns need no sign fix-up.
 template <typename P, int NY>
 PADDOCK_GEMM_INLINE void q8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
   const BlockQ8_0x8* wb = static_cast<const BlockQ8_0x8*>(w);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
   start_columns(y, ys, yb, acc);
+  const __m256i c80 = _mm256_set1_epi8(static_cast<char>(0x80));
   const int64_t nb = k / kQK8_0;
   for (int64_t i = 0; i < nb; ++i) {
     const BlockQ8_0x8& b = wb[i];
     prefetch(wb + i + 4 * kAhead);  // block-groups of 272 bytes: the same distance in bytes
     constexpr int kC = P::kChains;  // as in q4_K_nibble
-    __m256i sumi[kC][NY];
+    __m256i sumi[kC][NY], offset = _mm256_setzero_si256();
     for (int c = 0; c < kC; ++c)
       for (int j = 0; j < NY; ++j) sumi[c][j] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
       const __m256i q = load256(b.qs + 32 * s);
-      const __m256i aq = _mm256_sign_epi8(q, q);
-      for (int j = 0; j < NY; ++j)
-        sumi[s % kC][j] = P::dot_i32(sumi[s % kC][j], aq, _mm256_sign_epi8(bcast4(yb[j][i].qs + 4 * s), q));
+      if constexpr (P::kOffsetQ8_0) {
+        offset = P::dot_i32(offset, c80, q);
+        for (int j = 0; j < NY; ++j)
+          sumi[s % kC][j] = P::dot_i32(sumi[s % kC][j], bcast4(yb[j][i].qs + 4 * s), q);
+      } else {
+        const __m256i aq = _mm256_sign_epi8(q, q);
+        for (int j = 0; j < NY; ++j)
+          sumi[s % kC][j] = P::dot_i32(sumi[s % kC][j], aq, _mm256_sign_epi8(bcast4(yb[j][i].qs + 4 * s), q));
+      }
     }
     const __m256 d = load_halves(b.d);
     for (int j = 0; j < NY; ++j) {
       const __m256 yd = _mm256_set1_ps(_cvtsh_ss(yb[j][i].d));
-      const __m256i sum = kC == 1 ? sumi[0][j] : _mm256_add_epi32(sumi[0][j], sumi[kC - 1][j]);
+      __m256i sum = kC == 1 ? sumi[0][j] : _mm256_add_epi32(sumi[0][j], sumi[kC - 1][j]);
+      if constexpr (P::kOffsetQ8_0) sum = _mm256_sub_epi32(sum, offset);
       acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sum), acc[j]);
     }
   }

@@ -135,9 +135,12 @@ void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w
 
   scratch.activations.resize(act_row * static_cast<size_t>(ncols));
   uint8_t* act = scratch.activations.data();
+  const bool offset = gemm != nullptr && gemm_offsets_activations(isa, w.type);
   pool.parallel_for(ncols, [&](int64_t b, int64_t e, int) {
     for (int64_t c = b; c < e; ++c) {
-      quantize(reinterpret_cast<const float*>(column_row(x, c)), act + act_row * static_cast<size_t>(c), k);
+      uint8_t* col = act + act_row * static_cast<size_t>(c);
+      quantize(reinterpret_cast<const float*>(column_row(x, c)), col, k);
+      if (offset) offset_activations(col, k);
     }
   });
 
