@@ -8,9 +8,9 @@
 // visible cells are also split into chunks, whose (max, sum, output) states are merged
 // afterwards, chunk by chunk in order, and an item covers several kv heads so K/V rows are
 // read in the cache's order; over an F16 or Q8_0 cache a decode block skips the F32 tile and
-// its kernels read the cache rows in place. Blocks and chunks depend only on the shapes and positions, and
-// every output is computed by one thread in a fixed order, so results do not depend on the
-// thread count.
+// its kernels read the cache rows in place. Blocks and chunks depend only on the shapes and
+// positions, and every output is computed by one thread in a fixed order, so results do not
+// depend on the thread count.
 #include <algorithm>
 #include <cmath>
 #include <vector>

@@ -102,6 +102,15 @@ struct Vnni {
   }
 };
 
+// A sum kept as P::kChains partial sums (see q4_K_nibble): the first, joined with the second
+// where there are two.
+template <typename P>
+PADDOCK_GEMM_INLINE __m256i join_chains(__m256i first, __m256i second) {
+  static_assert(P::kChains == 1 || P::kChains == 2);
+  if constexpr (P::kChains == 1) return first;
+  return P::join(first, second);
+}
+
 // Column j's activation blocks in yb[j], and its float accumulator (8 rows) zeroed.
 template <typename YBlock, int NY>
 PADDOCK_GEMM_INLINE void start_columns(const void* y, size_t ys, const YBlock* (&yb)[NY], __m256 (&acc)[NY]) {
@@ -172,8 +181,7 @@ PADDOCK_GEMM_INLINE void q4_K_nibble(const uint8_t* qs, const BlockQ8_K* const* 
     }
   }
   for (int j = 0; j < NY; ++j) {
-    const __m256i sum = kC == 1 ? a[0][j] : P::join(a[0][j], a[kC - 1][j]);
-    sumi[j] = _mm256_add_epi32(sumi[j], P::scaled(sum, scale));
+    sumi[j] = _mm256_add_epi32(sumi[j], P::scaled(join_chains<P>(a[0][j], a[kC - 1][j]), scale));
   }
 }
 
@@ -208,8 +216,8 @@ PADDOCK_GEMM_INLINE void q4_K_n(int64_t k, const void* w, const void* y, size_t 
           al[s % kC] = P::dot(al[s % kC], _mm256_and_si256(raw, m4), ya + 4 * s);
           ah[s % kC] = P::dot(ah[s % kC], _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), ya + 32 + 4 * s);
         }
-        const __m256i lo = kC == 1 ? al[0] : P::join(al[0], al[kC - 1]);
-        const __m256i hi = kC == 1 ? ah[0] : P::join(ah[0], ah[kC - 1]);
+        const __m256i lo = join_chains<P>(al[0], al[kC - 1]);
+        const __m256i hi = join_chains<P>(ah[0], ah[kC - 1]);
         sumi[0] = _mm256_add_epi32(
             sumi[0], _mm256_add_epi32(P::scaled(lo, pick(six[c / 2], kPickDup + 2 * (c % 2))),
                                       P::scaled(hi, pick(six[c / 2], kPickDup + 2 * (c % 2) + 1))));
