@@ -135,6 +135,9 @@ void BM_ReadBandwidth(benchmark::State& state) {
   state.SetLabel("sum over 1 GiB, widest loads, best of 5, threads=" + std::to_string(bench_threads()));
 }
 
+// Types without an interleaved copy: their row-by-row dot kernels, in one shape each.
+constexpr DType kRowKernelTypes[] = {DType::kQ4_0, DType::kQ2_K, DType::kQ3_K, DType::kQ5_K};
+
 void matvec_shapes(benchmark::internal::Benchmark* b) {
   for (DType t : {DType::kQ4_K, DType::kQ8_0, DType::kQ6_K}) {
     for (auto [k, m] :
@@ -142,6 +145,7 @@ void matvec_shapes(benchmark::internal::Benchmark* b) {
       for (Path p : {kCpu, kCpuPinned, kRef}) b->Args({static_cast<int64_t>(t), k, m, 1, p});
     }
   }
+  for (DType t : kRowKernelTypes) b->Args({static_cast<int64_t>(t), 2048, 8192, 1, kCpu});
 }
 
 void matmat_shapes(benchmark::internal::Benchmark* b) {
@@ -151,6 +155,7 @@ void matmat_shapes(benchmark::internal::Benchmark* b) {
     }
     b->Args({static_cast<int64_t>(t), 2048, 2048, 512, kRef});  // once per type: it is slow
   }
+  for (DType t : kRowKernelTypes) b->Args({static_cast<int64_t>(t), 2048, 2048, 512, kCpu});
 }
 
 BENCHMARK(BM_ReadBandwidth)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();

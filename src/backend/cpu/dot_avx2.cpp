@@ -1,8 +1,12 @@
 // AVX2 (+FMA, F16C) dot kernels for the types that dominate real models: F32, F16, Q4_0,
-// Q8_0, Q4_K and Q6_K. Integer dots use _mm256_maddubs_epi16 (unsigned x signed bytes) the
+// Q8_0, Q4_K, Q5_K and Q6_K (Q2_K and Q3_K: dot_avx2_k.cpp; the other 32-blocks, IQ4 and BF16:
+// dot_avx2_legacy.cpp). Integer dots use _mm256_maddubs_epi16 (unsigned x signed bytes) the
 // way llama.cpp's AVX2 path does: signed x signed becomes |x| x sign(y, x). Each weight block
 // is loaded and unpacked once and dotted with NY activation columns.
-#include "backend/cpu/simd_x86.h"
+#include "backend/cpu/dot_avx2.h"
+
+#include <type_traits>
+
 #include "base/fp16.h"
 #include "quant/blocks.h"
 
@@ -13,28 +17,7 @@ namespace paddock::cpu {
 namespace {
 
 using detail::column;
-
-PADDOCK_TARGET_AVX2 inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-PADDOCK_TARGET_AVX2 inline float half(uint16_t h) { return _cvtsh_ss(h); }
-
-// Eight int32 sums of four products each of signed bytes x and y (|x| <= 127 or y != -128).
-PADDOCK_TARGET_AVX2 inline __m256i dot_i8(__m256i x, __m256i y) {
-  const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
-}
-
-// 32 nibbles of 16 bytes: low nibbles first, then high nibbles (the Q4_0/Q4_1 order).
-PADDOCK_TARGET_AVX2 inline __m256i nibbles_32(const uint8_t* q) {
-  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-  const __m128i m = _mm_set1_epi8(0x0F);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m), _mm_and_si128(raw, m));
-}
+using namespace dot_avx2;
 
 template <int NY>
 PADDOCK_TARGET_AVX2 void f32_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
@@ -150,13 +133,15 @@ PADDOCK_TARGET_AVX2 void q4_0_n(int64_t n, const void* x, const void* y, size_t 
   for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
 }
 
-// Q4_K: value = d * sc * q - dmin * mn per group of 32; the min term uses the activations'
-// per-16 sums (bsums), so the inner loop is a pure unsigned x signed byte dot. Groups go in
-// the outer loop and columns in the inner one, so the live registers stay few (one int32
-// sum and one float accumulator per column) and nothing spills with 4 columns.
-template <int NY>
-PADDOCK_TARGET_AVX2 void q4_K_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  const BlockQ4_K* xb = static_cast<const BlockQ4_K*>(x);
+// Q4_K and Q5_K: value = d * sc * q - dmin * mn per group of 32; the min term uses the
+// activations' per-16 sums (bsums), so the inner loop is a pure unsigned x signed byte dot.
+// Groups go in the outer loop and columns in the inner one, so the live registers stay few
+// (one int32 sum and one float accumulator per column) and nothing spills with 4 columns.
+// Q5_K adds bit 2c (low nibbles) and 2c + 1 (high nibbles) of qh as each 32-run's bit 4.
+template <typename Block, int NY>
+PADDOCK_TARGET_AVX2 void k4_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
+  constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_K>;
+  const Block* xb = static_cast<const Block*>(x);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
   for (int j = 0; j < NY; ++j) {
@@ -166,7 +151,7 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t n, const void* x, const void* y, size_t 
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const int64_t nb = n / kQK_K;
   for (int64_t i = 0; i < nb; ++i) {
-    const BlockQ4_K& b = xb[i];
+    const Block& b = xb[i];
     uint8_t sc[8], mn[8];
     detail::unpack_scales_k4(b.scales, sc, mn);
     const __m128i mins16 = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
@@ -178,8 +163,14 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t n, const void* x, const void* y, size_t 
     for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
       const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
-      const __m256i lo = _mm256_and_si256(raw, m4);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+      __m256i lo = _mm256_and_si256(raw, m4);
+      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+      if constexpr (kFifthBit) {
+        const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
+        const __m256i bit4 = _mm256_set1_epi8(0x10);
+        lo = _mm256_or_si256(lo, _mm256_and_si256(shift_left(qh, 4 - 2 * c), bit4));
+        hi = _mm256_or_si256(hi, _mm256_and_si256(shift_left(qh, 3 - 2 * c), bit4));
+      }
       const __m256i sl = detail::broadcast_i16_avx2(sc16, 2 * c);
       const __m256i sh = detail::broadcast_i16_avx2(sc16, 2 * c + 1);
       for (int j = 0; j < NY; ++j) {
@@ -201,6 +192,16 @@ PADDOCK_TARGET_AVX2 void q4_K_n(int64_t n, const void* x, const void* y, size_t 
     }
   }
   for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
+}
+
+template <int NY>
+PADDOCK_TARGET_AVX2 void q4_K_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
+  k4_n<BlockQ4_K, NY>(n, x, y, ys, out);
+}
+
+template <int NY>
+PADDOCK_TARGET_AVX2 void q5_K_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
+  k4_n<BlockQ5_K, NY>(n, x, y, ys, out);
 }
 
 // Q6_K: q in 0..63 with value d * sc * (q - 32). Group g of 16 elements has scale sc[g]; the
@@ -288,6 +289,7 @@ PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, f16)
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q8_0)
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q4_0)
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q4_K)
+PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q5_K)
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q6_K)
 
 }  // namespace
@@ -302,9 +304,12 @@ DotFn dot_kernel_avx2(DType t) {
     case DType::kQ8_0: return q8_0;
     case DType::kQ4_0: return q4_0;
     case DType::kQ4_K: return q4_K;
+    case DType::kQ5_K: return q5_K;
     case DType::kQ6_K: return q6_K;
-    default: return nullptr;
+    default: break;
   }
+  if (const DotFn f = dot_kernel_avx2_k(t)) return f;
+  return dot_kernel_avx2_legacy(t);
 }
 
 #else

@@ -93,7 +93,9 @@ INSTANTIATE_TEST_SUITE_P(AllIsas, DotKernels, ::testing::ValuesIn(cpu_test::kAll
                          cpu_test::isa_param_name);
 
 TEST(DotKernels, SimdPathsHaveTheirOwnKernelsForTheHotTypes) {
-  for (DType t : {DType::kF32, DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ2_K, DType::kQ3_K,
+                  DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
+                  DType::kIQ4_NL, DType::kIQ4_XS, DType::kBF16}) {
 #if defined(__x86_64__)
     EXPECT_NE(cpu::dot_kernel_avx2(t), nullptr) << dtype_name(t);
     EXPECT_NE(cpu::dot_kernel(CpuIsa::kAvx2, t), cpu::dot_kernel(CpuIsa::kScalar, t)) << dtype_name(t);

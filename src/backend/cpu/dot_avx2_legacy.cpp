@@ -1,0 +1,256 @@
+// AVX2 dot kernels for the less common types: Q4_1, Q5_0, Q5_1 and IQ4_NL (32-element blocks,
+// sharing one loop), IQ4_XS and BF16. Each weight block is unpacked once and dotted with NY
+// activation columns.
+// - Q4_1 / Q5_1: unsigned q (0..31) x signed activations with _mm256_maddubs_epi16; the min
+//   term m * sum(y) comes from the Q8_1 block's s = d * sum(q).
+// - Q5_0: q - 16 as signed bytes (the 5th bit from qh via bits_to_bytes); IQ4_NL / IQ4_XS:
+//   nibbles mapped through the signed level table with _mm256_shuffle_epi8; both use dot_i8.
+// - BF16: widened to f32 by a 16-bit shift, then FMA.
+#include "backend/cpu/dot_avx2.h"
+
+#include <cstring>
+
+#include "base/fp16.h"
+#include "quant/blocks.h"
+
+namespace paddock::cpu {
+
+#if defined(PADDOCK_X86)
+
+namespace {
+
+using detail::column;
+using namespace dot_avx2;
+
+PADDOCK_TARGET_AVX2 inline __m256i load32(const int8_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+PADDOCK_TARGET_AVX2 inline uint32_t load_qh(const uint8_t* qh) {
+  uint32_t v;
+  std::memcpy(&v, qh, sizeof v);
+  return v;
+}
+
+// Eight int32 sums of four products each of unsigned bytes x (q <= 31, so no int16
+// saturation) and signed bytes y.
+PADDOCK_TARGET_AVX2 inline __m256i dot_u8(__m256i x, __m256i y) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1));
+}
+
+PADDOCK_TARGET_AVX2 inline __m256i iq4_table() {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues.data())));
+}
+
+// The 32-element block types: the weight and activation blocks, the block's 32 quants as bytes
+// and their dot with 32 activations. kMin: value = d * q + m (the Q8_1 activations' s is then
+// needed).
+struct Q4_1 {
+  using X = BlockQ4_1;
+  using Y = BlockQ8_1;
+  static constexpr bool kMin = true;
+  PADDOCK_TARGET_AVX2 static __m256i quants(const X& b, __m256i) { return nibbles_32(b.qs); }
+  PADDOCK_TARGET_AVX2 static __m256i dot(__m256i q, __m256i y) { return dot_u8(q, y); }
+};
+
+struct Q5_1 {
+  using X = BlockQ5_1;
+  using Y = BlockQ8_1;
+  static constexpr bool kMin = true;
+  PADDOCK_TARGET_AVX2 static __m256i quants(const X& b, __m256i) {
+    const __m256i hi = _mm256_and_si256(bits_to_bytes(load_qh(b.qh)), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(nibbles_32(b.qs), hi);
+  }
+  PADDOCK_TARGET_AVX2 static __m256i dot(__m256i q, __m256i y) { return dot_u8(q, y); }
+};
+
+struct Q5_0 {
+  using X = BlockQ5_0;
+  using Y = BlockQ8_0;
+  static constexpr bool kMin = false;
+  // q - 16 without a subtraction: where the 5th bit is clear, nibble | 0xF0 is nibble - 16 as
+  // a signed byte; where it is set, nibble + 16 - 16 is the nibble itself.
+  PADDOCK_TARGET_AVX2 static __m256i quants(const X& b, __m256i) {
+    const __m256i hi =
+        _mm256_andnot_si256(bits_to_bytes(load_qh(b.qh)), _mm256_set1_epi8(static_cast<char>(0xF0)));
+    return _mm256_or_si256(nibbles_32(b.qs), hi);
+  }
+  PADDOCK_TARGET_AVX2 static __m256i dot(__m256i q, __m256i y) { return dot_i8(q, y); }
+};
+
+struct IQ4_NL {
+  using X = BlockIQ4_NL;
+  using Y = BlockQ8_0;
+  static constexpr bool kMin = false;
+  PADDOCK_TARGET_AVX2 static __m256i quants(const X& b, __m256i table) {
+    return _mm256_shuffle_epi8(table, nibbles_32(b.qs));
+  }
+  PADDOCK_TARGET_AVX2 static __m256i dot(__m256i q, __m256i y) { return dot_i8(q, y); }
+};
+
+// value = (dx * dy) * sum(q * y) (+ mx * sy for kMin types). Even and odd blocks go to separate
+// accumulators, as in q8_0_n: a block is only a few instructions, so one FMA chain would bound
+// decode by its latency.
+template <typename K, int NY>
+PADDOCK_TARGET_AVX2 void blocks32_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
+  using Y = typename K::Y;
+  const typename K::X* xb = static_cast<const typename K::X*>(x);
+  const Y* yb[NY];
+  __m256 acc0[NY], acc1[NY];
+  float mins[NY];
+  for (int j = 0; j < NY; ++j) {
+    yb[j] = reinterpret_cast<const Y*>(column(y, ys, j));
+    acc0[j] = _mm256_setzero_ps();
+    acc1[j] = _mm256_setzero_ps();
+    mins[j] = 0.0f;
+  }
+  const __m256i table = iq4_table();  // only IQ4_NL uses it; the others' quants() ignore it
+  const int64_t nb = n / 32;
+  int64_t i = 0;
+  for (; i + 1 < nb; i += 2) {
+    const __m256i q0 = K::quants(xb[i], table);
+    const __m256i q1 = K::quants(xb[i + 1], table);
+    const float dx0 = half(xb[i].d);
+    const float dx1 = half(xb[i + 1].d);
+    for (int j = 0; j < NY; ++j) {
+      const Y& y0 = yb[j][i];
+      const Y& y1 = yb[j][i + 1];
+      const __m256i p0 = K::dot(q0, load32(y0.qs));
+      const __m256i p1 = K::dot(q1, load32(y1.qs));
+      acc0[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx0 * half(y0.d)), _mm256_cvtepi32_ps(p0), acc0[j]);
+      acc1[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx1 * half(y1.d)), _mm256_cvtepi32_ps(p1), acc1[j]);
+      if constexpr (K::kMin) {
+        // Both products first: one add on the chain per pair of blocks.
+        mins[j] += half(xb[i].m) * half(y0.s) + half(xb[i + 1].m) * half(y1.s);
+      }
+    }
+  }
+  if (i < nb) {
+    const __m256i q = K::quants(xb[i], table);
+    const float dx = half(xb[i].d);
+    for (int j = 0; j < NY; ++j) {
+      const Y& yj = yb[j][i];
+      const __m256i p = K::dot(q, load32(yj.qs));
+      acc0[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * half(yj.d)), _mm256_cvtepi32_ps(p), acc0[j]);
+      if constexpr (K::kMin) mins[j] += half(xb[i].m) * half(yj.s);
+    }
+  }
+  for (int j = 0; j < NY; ++j) out[j] = hsum(_mm256_add_ps(acc0[j], acc1[j])) + mins[j];
+}
+
+template <int NY>
+PADDOCK_TARGET_AVX2 void q4_1_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
+  blocks32_n<Q4_1, NY>(n, x, y, ys, out);
+}
+
+template <int NY>
+PADDOCK_TARGET_AVX2 void q5_0_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
+  blocks32_n<Q5_0, NY>(n, x, y, ys, out);
+}
+
+template <int NY>
+PADDOCK_TARGET_AVX2 void q5_1_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
+  blocks32_n<Q5_1, NY>(n, x, y, ys, out);
+}
+
+template <int NY>
+PADDOCK_TARGET_AVX2 void iq4_nl_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
+  blocks32_n<IQ4_NL, NY>(n, x, y, ys, out);
+}
+
+// IQ4_XS: 8 groups of 32 with value d * (ls - 32) * level(q). The group scale multiplies the
+// int16 pair sums in _mm256_madd_epi16 (in place of dot_i8's ones), so a super-block sums in
+// int32 and ends in one float FMA per column.
+template <int NY>
+PADDOCK_TARGET_AVX2 void iq4_xs_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
+  const BlockIQ4_XS* xb = static_cast<const BlockIQ4_XS*>(x);
+  const BlockQ8_K* yb[NY];
+  __m256 acc[NY];
+  for (int j = 0; j < NY; ++j) {
+    yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
+    acc[j] = _mm256_setzero_ps();
+  }
+  const __m256i table = iq4_table();
+  const int64_t nb = n / kQK_K;
+  for (int64_t i = 0; i < nb; ++i) {
+    const BlockIQ4_XS& b = xb[i];
+    __m256i sumi[NY];
+    for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
+    for (int g = 0; g < kQK_K / 32; ++g) {
+      const int ls = ((b.scales_l[g / 2] >> 4 * (g % 2)) & 0xF) | (((b.scales_h >> 2 * g) & 3) << 4);
+      const __m256i scale = _mm256_set1_epi16(static_cast<int16_t>(ls - 32));
+      const __m256i q = _mm256_shuffle_epi8(table, nibbles_32(b.qs + 16 * g));
+      const __m256i aq = _mm256_sign_epi8(q, q);  // |q| <= 127: the signed x signed trick of dot_i8
+      for (int j = 0; j < NY; ++j) {
+        const __m256i sy = _mm256_sign_epi8(load32(yb[j][i].qs + 32 * g), q);
+        sumi[j] = _mm256_add_epi32(sumi[j], _mm256_madd_epi16(_mm256_maddubs_epi16(aq, sy), scale));
+      }
+    }
+    const float d = half(b.d);
+    for (int j = 0; j < NY; ++j) {
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d * yb[j][i].d), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+    }
+  }
+  for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
+}
+
+// BF16 x BF16. A 32-bit lane holds elements 2k (low half) and 2k + 1 (high half): shifting
+// left by 16 gives the even element as f32, masking off the low half the odd one. x and y are
+// split the same way, so the products pair up without reordering.
+template <int NY>
+PADDOCK_TARGET_AVX2 void bf16_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
+  const uint16_t* a = static_cast<const uint16_t*>(x);
+  const uint16_t* b[NY];
+  __m256 acc0[NY], acc1[NY];
+  for (int j = 0; j < NY; ++j) {
+    b[j] = reinterpret_cast<const uint16_t*>(column(y, ys, j));
+    acc0[j] = _mm256_setzero_ps();
+    acc1[j] = _mm256_setzero_ps();
+  }
+  const __m256i high = _mm256_set1_epi32(static_cast<int32_t>(0xFFFF0000u));
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i xr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+    const __m256 x0 = _mm256_castsi256_ps(_mm256_slli_epi32(xr, 16));
+    const __m256 x1 = _mm256_castsi256_ps(_mm256_and_si256(xr, high));
+    for (int j = 0; j < NY; ++j) {
+      const __m256i yr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[j] + i));
+      acc0[j] = _mm256_fmadd_ps(x0, _mm256_castsi256_ps(_mm256_slli_epi32(yr, 16)), acc0[j]);
+      acc1[j] = _mm256_fmadd_ps(x1, _mm256_castsi256_ps(_mm256_and_si256(yr, high)), acc1[j]);
+    }
+  }
+  for (int j = 0; j < NY; ++j) {
+    float s = hsum(_mm256_add_ps(acc0[j], acc1[j]));
+    for (int64_t k = i; k < n; ++k) s += bf16_to_f32(a[k]) * bf16_to_f32(b[j][k]);
+    out[j] = s;
+  }
+}
+
+PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q4_1)
+PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q5_0)
+PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q5_1)
+PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, iq4_nl)
+PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, iq4_xs)
+PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, bf16)
+
+}  // namespace
+
+DotFn dot_kernel_avx2_legacy(DType t) {
+  switch (t) {
+    case DType::kQ4_1: return q4_1;
+    case DType::kQ5_0: return q5_0;
+    case DType::kQ5_1: return q5_1;
+    case DType::kIQ4_NL: return iq4_nl;
+    case DType::kIQ4_XS: return iq4_xs;
+    case DType::kBF16: return bf16;
+    default: return nullptr;
+  }
+}
+
+#else
+
+DotFn dot_kernel_avx2_legacy(DType) { return nullptr; }
+
+#endif
+
+}  // namespace paddock::cpu
