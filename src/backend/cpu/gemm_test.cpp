@@ -24,7 +24,7 @@ namespace {
 
 using quant_test::gaussian_row;
 
-constexpr DType kRepackable[] = {DType::kQ4_K, DType::kQ6_K, DType::kQ8_0};
+constexpr DType kRepackable[] = {DType::kQ4_0, DType::kQ4_K, DType::kQ6_K, DType::kQ8_0};
 constexpr int64_t kRows = 2 * cpu::kRepackRows;
 
 struct Case {
@@ -114,6 +114,10 @@ Case extreme_case(DType t, int64_t blocks) {
       std::memset(blk.ql, 0xFF, sizeof(blk.ql));  // quants 63
       std::memset(blk.qh, 0xFF, sizeof(blk.qh));
       for (int g = 0; g < 16; ++g) blk.scales[g] = static_cast<int8_t>(g % 2 ? -128 : 127);
+    } else if (t == DType::kQ4_0) {
+      auto& blk = reinterpret_cast<BlockQ4_0*>(c.w.data())[b];
+      blk.d = one;
+      for (int i = 0; i < kQK4_0 / 2; ++i) blk.qs[i] = i % 3 == 0 ? 0x00 : 0xF0;  // quants -8, and -8 / 7
     } else {
       auto& blk = reinterpret_cast<BlockQ8_0*>(c.w.data())[b];
       blk.d = one;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/repack.h"
@@ -313,32 +314,46 @@ PADDOCK_GEMM_INLINE void q6_K_n(int64_t k, const void* w, const void* y, size_t 
 // each step is widened to int32 at once. With P::kOffsetQ8_0 the activations come offset by 128
 // (gemm.h, offset_activations) as vpdpbusd's unsigned operand, and each row's sum of quants times
 // 128, one vpdpbusd per step for all columns, is taken off: the columns need no sign fix-up.
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  const BlockQ8_0x8* wb = static_cast<const BlockQ8_0x8*>(w);
+// Q4_0 takes the same path: its 4 steps of nibbles unpack to 8 steps of signed bytes q - 8
+// (low nibbles: elements 4s.., high: 16 + 4s..), each then dotted as a Q8_0 step.
+template <typename P, typename Block8, int NY>
+PADDOCK_GEMM_INLINE void x8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  constexpr bool kNibbles = std::is_same_v<Block8, BlockQ4_0x8>;
+  const Block8* wb = static_cast<const Block8*>(w);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
   start_columns(y, ys, yb, acc);
   const __m256i c80 = _mm256_set1_epi8(static_cast<char>(0x80));
   const int64_t nb = k / kQK8_0;
   for (int64_t i = 0; i < nb; ++i) {
-    const BlockQ8_0x8& b = wb[i];
-    prefetch(wb + i + 4 * kAhead);  // block-groups of 272 bytes: the same distance in bytes
-    constexpr int kC = P::kChains;  // as in q4_K_nibble
+    const Block8& b = wb[i];
+    prefetch(wb + i +
+             (kNibbles ? 8 : 4) * kAhead);  // block-groups of 144 / 272 bytes: the same distance in bytes
+    constexpr int kC = P::kChains;          // as in q4_K_nibble
     __m256i sumi[kC][NY], offset = _mm256_setzero_si256();
     for (int c = 0; c < kC; ++c)
       for (int j = 0; j < NY; ++j) sumi[c][j] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
-      const __m256i q = load256(b.qs + 32 * s);
+      __m256i q;
+      int at;  // the step's first activation
+      if constexpr (kNibbles) {
+        const __m256i raw = load256(b.qs + 32 * (s / 2));
+        const __m256i nib = _mm256_and_si256(s % 2 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0F));
+        q = _mm256_sub_epi8(nib, _mm256_set1_epi8(8));
+        at = 4 * (s / 2) + 16 * (s % 2);
+      } else {
+        q = load256(b.qs + 32 * s);
+        at = 4 * s;
+      }
       if constexpr (P::kOffsetQ8_0) {
         offset = P::dot_i32(offset, c80, q);
         for (int j = 0; j < NY; ++j)
-          sumi[s % kC][j] = P::dot_i32(sumi[s % kC][j], bcast4(yb[j][i].qs + 4 * s), q);
+          sumi[s % kC][j] = P::dot_i32(sumi[s % kC][j], bcast4(yb[j][i].qs + at), q);
       } else {
         const __m256i aq = _mm256_sign_epi8(q, q);
         for (int j = 0; j < NY; ++j)
-          sumi[s % kC][j] = P::dot_i32(sumi[s % kC][j], aq, _mm256_sign_epi8(bcast4(yb[j][i].qs + 4 * s), q));
+          sumi[s % kC][j] = P::dot_i32(sumi[s % kC][j], aq, _mm256_sign_epi8(bcast4(yb[j][i].qs + at), q));
       }
     }
     const __m256 d = load_halves(b.d);
@@ -350,6 +365,16 @@ PADDOCK_GEMM_INLINE void q8_0_n(int64_t k, const void* w, const void* y, size_t 
     }
   }
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
+}
+
+template <typename P, int NY>
+PADDOCK_GEMM_INLINE void q8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  x8_0_n<P, BlockQ8_0x8, NY>(k, w, y, ys, out);
+}
+
+template <typename P, int NY>
+PADDOCK_GEMM_INLINE void q4_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  x8_0_n<P, BlockQ4_0x8, NY>(k, w, y, ys, out);
 }
 
 }  // namespace paddock::cpu::gemm_x86
@@ -373,12 +398,14 @@ PADDOCK_GEMM_INLINE void q8_0_n(int64_t k, const void* w, const void* y, size_t 
     PADDOCK_GEMM_ENTRY(q4_K, P, TARGET)                        \
     PADDOCK_GEMM_ENTRY(q6_K, P, TARGET)                        \
     PADDOCK_GEMM_ENTRY(q8_0, P, TARGET)                        \
+    PADDOCK_GEMM_ENTRY(q4_0, P, TARGET)                        \
   }                                                            \
   ::paddock::cpu::GemmFn fn(::paddock::DType t) {              \
     switch (t) {                                               \
       case ::paddock::DType::kQ4_K: return fn##_entries::q4_K; \
       case ::paddock::DType::kQ6_K: return fn##_entries::q6_K; \
       case ::paddock::DType::kQ8_0: return fn##_entries::q8_0; \
+      case ::paddock::DType::kQ4_0: return fn##_entries::q4_0; \
       default: return nullptr;                                 \
     }                                                          \
   }

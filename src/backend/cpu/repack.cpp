@@ -74,11 +74,13 @@ void repack_q6_K(const BlockQ6_K* const (&rows)[kR], int64_t i, BlockQ6_Kx8& out
   }
 }
 
-void repack_q8_0(const BlockQ8_0* const (&rows)[kR], int64_t i, BlockQ8_0x8& out) {
+// Q8_0 and Q4_0: each row's qs in runs of 4 bytes, one run of every row per 32-byte step.
+template <typename Block, typename Block8>
+void repack_32(const Block* const (&rows)[kR], int64_t i, Block8& out) {
   for (int r = 0; r < kR; ++r) {
-    const BlockQ8_0& b = rows[r][i];
+    const Block& b = rows[r][i];
     out.d[r] = b.d;
-    for (int s = 0; s < 8; ++s) std::memcpy(&out.qs[32 * s + 4 * r], &b.qs[4 * s], 4);
+    for (size_t s = 0; s < sizeof(b.qs) / 4; ++s) std::memcpy(&out.qs[32 * s + 4 * r], &b.qs[4 * s], 4);
   }
 }
 
@@ -97,7 +99,9 @@ void repack_groups(const void* src, int64_t k, int64_t r0, int64_t r1, void* dst
 
 }  // namespace
 
-bool can_repack(DType t) { return t == DType::kQ4_K || t == DType::kQ6_K || t == DType::kQ8_0; }
+bool can_repack(DType t) {
+  return t == DType::kQ4_0 || t == DType::kQ4_K || t == DType::kQ6_K || t == DType::kQ8_0;
+}
 
 size_t repacked_bytes(DType t, int64_t k, int64_t m) {
   return dtype_row_bytes(t, k) * static_cast<size_t>(m);
@@ -108,7 +112,12 @@ void repack_rows(DType t, const void* src, int64_t k, int64_t r0, int64_t r1, vo
   switch (t) {
     case DType::kQ4_K: return repack_groups<BlockQ4_K, kQK_K, BlockQ4_Kx8, repack_q4_K>(src, k, r0, r1, dst);
     case DType::kQ6_K: return repack_groups<BlockQ6_K, kQK_K, BlockQ6_Kx8, repack_q6_K>(src, k, r0, r1, dst);
-    case DType::kQ8_0: return repack_groups<BlockQ8_0, kQK8_0, BlockQ8_0x8, repack_q8_0>(src, k, r0, r1, dst);
+    case DType::kQ4_0:
+      return repack_groups<BlockQ4_0, kQK4_0, BlockQ4_0x8, repack_32<BlockQ4_0, BlockQ4_0x8>>(src, k, r0, r1,
+                                                                                              dst);
+    case DType::kQ8_0:
+      return repack_groups<BlockQ8_0, kQK8_0, BlockQ8_0x8, repack_32<BlockQ8_0, BlockQ8_0x8>>(src, k, r0, r1,
+                                                                                              dst);
     default: PADDOCK_CHECK(false && "repack_rows: type has no interleaved layout");
   }
 }

@@ -57,7 +57,15 @@ struct BlockQ8_0x8 {
 };
 static_assert(sizeof(BlockQ8_0x8) == kRepackRows * sizeof(BlockQ8_0));
 
-// Whether `t` has an interleaved layout (Q4_K, Q6_K, Q8_0).
+// Q4_0 x 8 rows, as Q8_0 with 16 bytes a row: qs[32*s + 4*r + b] = row r's qs[4s + b], so step
+// s holds elements 4s..4s+3 of each row in its low nibbles and 16+4s..16+4s+3 in its high ones.
+struct BlockQ4_0x8 {
+  uint16_t d[kRepackRows];
+  uint8_t qs[kRepackRows * kQK4_0 / 2];
+};
+static_assert(sizeof(BlockQ4_0x8) == kRepackRows * sizeof(BlockQ4_0));
+
+// Whether `t` has an interleaved layout (Q4_0, Q4_K, Q6_K, Q8_0).
 bool can_repack(DType t);
 // Bytes of the repacked [k, m] matrix: the same as the original's.
 size_t repacked_bytes(DType t, int64_t k, int64_t m);

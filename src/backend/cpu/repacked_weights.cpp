@@ -52,14 +52,16 @@ const uint8_t* RepackedWeights::find_or_build(ThreadPool& pool, const TensorView
   const size_t group_bytes = dtype_row_bytes(w.type, k) * kRepackRows;
   const int64_t slice = std::max<int64_t>(1, static_cast<int64_t>(kSliceBytes / group_bytes));
   const uintptr_t page = page_size();
-  uintptr_t released = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;  // pages only this matrix uses
+  uintptr_t released =
+      (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;  // pages only this matrix uses
   for (int64_t s0 = 0; s0 < groups; s0 += slice) {
     const int64_t s1 = std::min(groups, s0 + slice);
     pool.parallel_for(s1 - s0, [&](int64_t g0, int64_t g1, int) {
       repack_rows(w.type, begin, k, (s0 + g0) * kRepackRows, (s0 + g1) * kRepackRows, copy);
     });
     if (region->release_pages) {
-      const uintptr_t done = (reinterpret_cast<uintptr_t>(begin) + group_bytes * static_cast<size_t>(s1)) / page * page;
+      const uintptr_t done =
+          (reinterpret_cast<uintptr_t>(begin) + group_bytes * static_cast<size_t>(s1)) / page * page;
       release(released, done);
       released = std::max(released, done);
     }
