@@ -1,5 +1,5 @@
-// AVX2 (+FMA, F16C) dot kernels for the types that dominate real models: F32, F16, Q4_0,
-// Q8_0, Q4_K, Q5_K and Q6_K (Q2_K and Q3_K: dot_avx2_k.cpp; the other 32-blocks, IQ4 and BF16:
+// AVX2 (+FMA, F16C) dot kernels for the types that dominate real models: F32, F16, BF16, Q4_0,
+// Q8_0, Q4_K, Q5_K and Q6_K (Q2_K and Q3_K: dot_avx2_k.cpp; the other 32-blocks and IQ4:
 // dot_avx2_legacy.cpp). Integer dots use _mm256_maddubs_epi16 (unsigned x signed bytes) the
 // way llama.cpp's AVX2 path does: signed x signed becomes |x| x sign(y, x). Each weight block
 // is loaded and unpacked once and dotted with NY activation columns.
@@ -16,59 +16,62 @@ namespace paddock::cpu {
 
 namespace {
 
-using detail::column;
 using namespace dot_avx2;
 
-template <int NY>
-PADDOCK_TARGET_AVX2 void f32_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  const float* a = static_cast<const float*>(x);
-  const float* b[NY];
-  __m256 acc0[NY], acc1[NY];
-  for (int j = 0; j < NY; ++j) {
-    b[j] = reinterpret_cast<const float*>(column(y, ys, j));
-    acc0[j] = _mm256_setzero_ps();
-    acc1[j] = _mm256_setzero_ps();
+// Float rows dotted with activations of their own type, 16 elements a step as two vectors of
+// 8 floats (any split of the 16 will do when x and y are split alike), the tail one by one.
+struct F32 {
+  using T = float;
+  PADDOCK_TARGET_AVX2 static void load16(const T* p, __m256& lo, __m256& hi) {
+    lo = _mm256_loadu_ps(p);
+    hi = _mm256_loadu_ps(p + 8);
   }
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m256 x0 = _mm256_loadu_ps(a + i);
-    const __m256 x1 = _mm256_loadu_ps(a + i + 8);
-    for (int j = 0; j < NY; ++j) {
-      acc0[j] = _mm256_fmadd_ps(x0, _mm256_loadu_ps(b[j] + i), acc0[j]);
-      acc1[j] = _mm256_fmadd_ps(x1, _mm256_loadu_ps(b[j] + i + 8), acc1[j]);
-    }
-  }
-  for (int j = 0; j < NY; ++j) {
-    float s = hsum(_mm256_add_ps(acc0[j], acc1[j]));
-    for (int64_t k = i; k < n; ++k) s += a[k] * b[j][k];
-    out[j] = s;
-  }
-}
+  static float one(T v) { return v; }
+};
 
-template <int NY>
-PADDOCK_TARGET_AVX2 void f16_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  const uint16_t* a = static_cast<const uint16_t*>(x);
-  const uint16_t* b[NY];
-  __m256 acc0[NY], acc1[NY];
-  for (int j = 0; j < NY; ++j) {
-    b[j] = reinterpret_cast<const uint16_t*>(column(y, ys, j));
-    acc0[j] = _mm256_setzero_ps();
-    acc1[j] = _mm256_setzero_ps();
+struct F16 {
+  using T = uint16_t;
+  PADDOCK_TARGET_AVX2 static void load16(const T* p, __m256& lo, __m256& hi) {
+    lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
   }
+  PADDOCK_TARGET_AVX2 static float one(T v) { return half(v); }
+};
+
+// A 32-bit lane holds elements 2k (low half) and 2k + 1 (high half): a 16-bit shift left makes
+// the even element an f32, masking off the low half the odd one.
+struct BF16 {
+  using T = uint16_t;
+  PADDOCK_TARGET_AVX2 static void load16(const T* p, __m256& even, __m256& odd) {
+    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    even = _mm256_castsi256_ps(_mm256_slli_epi32(raw, 16));
+    odd = _mm256_castsi256_ps(_mm256_and_si256(raw, _mm256_set1_epi32(static_cast<int32_t>(0xFFFF0000u))));
+  }
+  static float one(T v) { return bf16_to_f32(v); }
+};
+
+template <typename E, int NY>
+PADDOCK_TARGET_AVX2 void floats_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
+  using T = typename E::T;
+  const T* a = static_cast<const T*>(x);
+  const T* b[NY];
+  __m256 acc0[NY], acc1[NY];
+  detail::start_columns(y, ys, b, acc0);
+  for (int j = 0; j < NY; ++j) acc1[j] = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    const __m256 x0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
-    const __m256 x1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i + 8)));
+    __m256 x0, x1;
+    E::load16(a + i, x0, x1);
     for (int j = 0; j < NY; ++j) {
-      const __m256 y0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[j] + i)));
-      const __m256 y1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[j] + i + 8)));
+      __m256 y0, y1;
+      E::load16(b[j] + i, y0, y1);
       acc0[j] = _mm256_fmadd_ps(x0, y0, acc0[j]);
       acc1[j] = _mm256_fmadd_ps(x1, y1, acc1[j]);
     }
   }
   for (int j = 0; j < NY; ++j) {
     float s = hsum(_mm256_add_ps(acc0[j], acc1[j]));
-    for (int64_t k = i; k < n; ++k) s += half(a[k]) * half(b[j][k]);
+    for (int64_t k = i; k < n; ++k) s += E::one(a[k]) * E::one(b[j][k]);
     out[j] = s;
   }
 }
@@ -78,10 +81,7 @@ PADDOCK_TARGET_AVX2 void q8_0_n(int64_t n, const void* x, const void* y, size_t 
   const BlockQ8_0* xb = static_cast<const BlockQ8_0*>(x);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
-  for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_0*>(column(y, ys, j));
-    acc[j] = _mm256_setzero_ps();
-  }
+  detail::start_columns(y, ys, yb, acc);
   // Even and odd blocks go to separate accumulators, so decode is not bound by the latency
   // of one FMA chain (a Q8_0 block is only a few instructions of work).
   __m256 acc_odd[NY];
@@ -117,10 +117,7 @@ PADDOCK_TARGET_AVX2 void q4_0_n(int64_t n, const void* x, const void* y, size_t 
   const BlockQ4_0* xb = static_cast<const BlockQ4_0*>(x);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
-  for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_0*>(column(y, ys, j));
-    acc[j] = _mm256_setzero_ps();
-  }
+  detail::start_columns(y, ys, yb, acc);
   const int64_t nb = n / kQK4_0;
   for (int64_t i = 0; i < nb; ++i) {
     const __m256i q = _mm256_sub_epi8(nibbles_32(xb[i].qs), _mm256_set1_epi8(8));
@@ -144,10 +141,7 @@ PADDOCK_TARGET_AVX2 void k4_n(int64_t n, const void* x, const void* y, size_t ys
   const Block* xb = static_cast<const Block*>(x);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
-    acc[j] = _mm256_setzero_ps();
-  }
+  detail::start_columns(y, ys, yb, acc);
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const int64_t nb = n / kQK_K;
   for (int64_t i = 0; i < nb; ++i) {
@@ -194,16 +188,6 @@ PADDOCK_TARGET_AVX2 void k4_n(int64_t n, const void* x, const void* y, size_t ys
   for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
 }
 
-template <int NY>
-PADDOCK_TARGET_AVX2 void q4_K_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  k4_n<BlockQ4_K, NY>(n, x, y, ys, out);
-}
-
-template <int NY>
-PADDOCK_TARGET_AVX2 void q5_K_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  k4_n<BlockQ5_K, NY>(n, x, y, ys, out);
-}
-
 // Q6_K: q in 0..63 with value d * sc * (q - 32). Group g of 16 elements has scale sc[g]; the
 // -32 is folded into the int32 sum as 32 * sc[g] * bsum[g] (the activations' per-16 sums),
 // so each super-block ends in one float FMA.
@@ -212,10 +196,7 @@ PADDOCK_TARGET_AVX2 void q6_K_n(int64_t n, const void* x, const void* y, size_t 
   const BlockQ6_K* xb = static_cast<const BlockQ6_K*>(x);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
-    acc[j] = _mm256_setzero_ps();
-  }
+  detail::start_columns(y, ys, yb, acc);
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i m2 = _mm256_set1_epi8(0x30);
   const int64_t nb = n / kQK_K;
@@ -284,12 +265,13 @@ PADDOCK_TARGET_AVX2 void float_to_half(const float* src, uint16_t* dst, int64_t 
   for (; i < n; ++i) dst[i] = f32_to_fp16(src[i]);
 }
 
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, f32)
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, f16)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, f32, floats_n, F32)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, f16, floats_n, F16)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, bf16, floats_n, BF16)
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q8_0)
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q4_0)
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q4_K)
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q5_K)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, q4_K, k4_n, BlockQ4_K)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, q5_K, k4_n, BlockQ5_K)
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q6_K)
 
 }  // namespace
@@ -301,6 +283,7 @@ DotFn dot_kernel_avx2(DType t) {
   switch (t) {
     case DType::kF32: return f32;
     case DType::kF16: return f16;
+    case DType::kBF16: return bf16;
     case DType::kQ8_0: return q8_0;
     case DType::kQ4_0: return q4_0;
     case DType::kQ4_K: return q4_K;

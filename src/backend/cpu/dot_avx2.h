@@ -7,8 +7,8 @@
 
 namespace paddock::cpu {
 
-// K-quants other than Q4_K / Q6_K (dot_avx2_k.cpp), and Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS and
-// BF16 (dot_avx2_legacy.cpp); nullptr for other types and on non-x86 builds.
+// Q2_K and Q3_K (dot_avx2_k.cpp), and Q4_1, Q5_0, Q5_1, IQ4_NL and IQ4_XS
+// (dot_avx2_legacy.cpp); nullptr for other types and on non-x86 builds.
 DotFn dot_kernel_avx2_k(DType t);
 DotFn dot_kernel_avx2_legacy(DType t);
 

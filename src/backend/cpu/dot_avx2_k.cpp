@@ -19,7 +19,6 @@ namespace paddock::cpu {
 
 namespace {
 
-using detail::column;
 using namespace dot_avx2;
 
 // The 16 6-bit Q3_K scales (low 4 bits in bytes 0-7, two nibbles each; high 2 bits in bytes
@@ -48,10 +47,7 @@ PADDOCK_TARGET_AVX2 void k2_n(int64_t n, const void* x, const void* y, size_t ys
   const Block* xb = static_cast<const Block*>(x);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
-    acc[j] = _mm256_setzero_ps();
-  }
+  detail::start_columns(y, ys, yb, acc);
   const __m256i m2 = _mm256_set1_epi8(3);
   const int64_t nb = n / kQK_K;
   for (int64_t i = 0; i < nb; ++i) {
@@ -110,18 +106,8 @@ PADDOCK_TARGET_AVX2 void k2_n(int64_t n, const void* x, const void* y, size_t ys
   for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
 }
 
-template <int NY>
-PADDOCK_TARGET_AVX2 void q2_K_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  k2_n<BlockQ2_K, NY>(n, x, y, ys, out);
-}
-
-template <int NY>
-PADDOCK_TARGET_AVX2 void q3_K_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  k2_n<BlockQ3_K, NY>(n, x, y, ys, out);
-}
-
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q2_K)
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q3_K)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, q2_K, k2_n, BlockQ2_K)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, q3_K, k2_n, BlockQ3_K)
 
 }  // namespace
 

@@ -1,16 +1,14 @@
 // AVX2 dot kernels for the less common types: Q4_1, Q5_0, Q5_1 and IQ4_NL (32-element blocks,
-// sharing one loop), IQ4_XS and BF16. Each weight block is unpacked once and dotted with NY
+// sharing one loop) and IQ4_XS. Each weight block is unpacked once and dotted with NY
 // activation columns.
 // - Q4_1 / Q5_1: unsigned q (0..31) x signed activations with _mm256_maddubs_epi16; the min
 //   term m * sum(y) comes from the Q8_1 block's s = d * sum(q).
 // - Q5_0: q - 16 as signed bytes (the 5th bit from qh via bits_to_bytes); IQ4_NL / IQ4_XS:
 //   nibbles mapped through the signed level table with _mm256_shuffle_epi8; both use dot_i8.
-// - BF16: widened to f32 by a 16-bit shift, then FMA.
 #include "backend/cpu/dot_avx2.h"
 
 #include <cstring>
 
-#include "base/fp16.h"
 #include "quant/blocks.h"
 
 namespace paddock::cpu {
@@ -138,26 +136,6 @@ PADDOCK_TARGET_AVX2 void blocks32_n(int64_t n, const void* x, const void* y, siz
   for (int j = 0; j < NY; ++j) out[j] = hsum(_mm256_add_ps(acc0[j], acc1[j])) + mins[j];
 }
 
-template <int NY>
-PADDOCK_TARGET_AVX2 void q4_1_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  blocks32_n<Q4_1, NY>(n, x, y, ys, out);
-}
-
-template <int NY>
-PADDOCK_TARGET_AVX2 void q5_0_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  blocks32_n<Q5_0, NY>(n, x, y, ys, out);
-}
-
-template <int NY>
-PADDOCK_TARGET_AVX2 void q5_1_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  blocks32_n<Q5_1, NY>(n, x, y, ys, out);
-}
-
-template <int NY>
-PADDOCK_TARGET_AVX2 void iq4_nl_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  blocks32_n<IQ4_NL, NY>(n, x, y, ys, out);
-}
-
 // IQ4_XS: 8 groups of 32 with value d * (ls - 32) * level(q). The group scale multiplies the
 // int16 pair sums in _mm256_madd_epi16 (in place of dot_i8's ones), so a super-block sums in
 // int32 and ends in one float FMA per column.
@@ -166,10 +144,7 @@ PADDOCK_TARGET_AVX2 void iq4_xs_n(int64_t n, const void* x, const void* y, size_
   const BlockIQ4_XS* xb = static_cast<const BlockIQ4_XS*>(x);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const BlockQ8_K*>(column(y, ys, j));
-    acc[j] = _mm256_setzero_ps();
-  }
+  detail::start_columns(y, ys, yb, acc);
   const __m256i table = iq4_table();
   const int64_t nb = n / kQK_K;
   for (int64_t i = 0; i < nb; ++i) {
@@ -194,44 +169,11 @@ PADDOCK_TARGET_AVX2 void iq4_xs_n(int64_t n, const void* x, const void* y, size_
   for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
 }
 
-// BF16 x BF16. A 32-bit lane holds elements 2k (low half) and 2k + 1 (high half): shifting
-// left by 16 gives the even element as f32, masking off the low half the odd one. x and y are
-// split the same way, so the products pair up without reordering.
-template <int NY>
-PADDOCK_TARGET_AVX2 void bf16_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
-  const uint16_t* a = static_cast<const uint16_t*>(x);
-  const uint16_t* b[NY];
-  __m256 acc0[NY], acc1[NY];
-  for (int j = 0; j < NY; ++j) {
-    b[j] = reinterpret_cast<const uint16_t*>(column(y, ys, j));
-    acc0[j] = _mm256_setzero_ps();
-    acc1[j] = _mm256_setzero_ps();
-  }
-  const __m256i high = _mm256_set1_epi32(static_cast<int32_t>(0xFFFF0000u));
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m256i xr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
-    const __m256 x0 = _mm256_castsi256_ps(_mm256_slli_epi32(xr, 16));
-    const __m256 x1 = _mm256_castsi256_ps(_mm256_and_si256(xr, high));
-    for (int j = 0; j < NY; ++j) {
-      const __m256i yr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[j] + i));
-      acc0[j] = _mm256_fmadd_ps(x0, _mm256_castsi256_ps(_mm256_slli_epi32(yr, 16)), acc0[j]);
-      acc1[j] = _mm256_fmadd_ps(x1, _mm256_castsi256_ps(_mm256_and_si256(yr, high)), acc1[j]);
-    }
-  }
-  for (int j = 0; j < NY; ++j) {
-    float s = hsum(_mm256_add_ps(acc0[j], acc1[j]));
-    for (int64_t k = i; k < n; ++k) s += bf16_to_f32(a[k]) * bf16_to_f32(b[j][k]);
-    out[j] = s;
-  }
-}
-
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q4_1)
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q5_0)
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, q5_1)
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, iq4_nl)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, q4_1, blocks32_n, Q4_1)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, q5_0, blocks32_n, Q5_0)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, q5_1, blocks32_n, Q5_1)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, iq4_nl, blocks32_n, IQ4_NL)
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, iq4_xs)
-PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, bf16)
 
 }  // namespace
 
@@ -242,7 +184,6 @@ DotFn dot_kernel_avx2_legacy(DType t) {
     case DType::kQ5_1: return q5_1;
     case DType::kIQ4_NL: return iq4_nl;
     case DType::kIQ4_XS: return iq4_xs;
-    case DType::kBF16: return bf16;
     default: return nullptr;
   }
 }

@@ -112,15 +112,6 @@ PADDOCK_GEMM_INLINE __m256i join_chains(__m256i first, __m256i second) {
   return P::join(first, second);
 }
 
-// Column j's activation blocks in yb[j], and its float accumulator (8 rows) zeroed.
-template <typename YBlock, int NY>
-PADDOCK_GEMM_INLINE void start_columns(const void* y, size_t ys, const YBlock* (&yb)[NY], __m256 (&acc)[NY]) {
-  for (int j = 0; j < NY; ++j) {
-    yb[j] = reinterpret_cast<const YBlock*>(detail::column(y, ys, j));
-    acc[j] = _mm256_setzero_ps();
-  }
-}
-
 // The 128 six-bit scales and mins of a Q4_K x 8 block (repack.h), one byte each: six[0]
 // holds the scales of groups 0-3, six[1] those of groups 4-7, six[2] and six[3] the mins; row
 // r's 4 values at bytes 16 * (r / 4) + 4 * (r % 4), so in-lane shuffles (pick) reach them.
@@ -194,7 +185,7 @@ PADDOCK_GEMM_INLINE void q4_K_n(int64_t k, const void* w, const void* y, size_t 
   const BlockQ4_Kx8* wb = static_cast<const BlockQ4_Kx8*>(w);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  start_columns(y, ys, yb, acc);
+  detail::start_columns(y, ys, yb, acc);
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const int64_t nb = k / kQK_K;
   for (int64_t i = 0; i < nb; ++i) {
@@ -261,7 +252,7 @@ PADDOCK_GEMM_INLINE void q6_K_n(int64_t k, const void* w, const void* y, size_t 
   const BlockQ6_Kx8* wb = static_cast<const BlockQ6_Kx8*>(w);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
-  start_columns(y, ys, yb, acc);
+  detail::start_columns(y, ys, yb, acc);
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i m30 = _mm256_set1_epi8(0x30);
   const int64_t nb = k / kQK_K;
@@ -322,14 +313,14 @@ PADDOCK_GEMM_INLINE void x8_0_n(int64_t k, const void* w, const void* y, size_t 
   const Block8* wb = static_cast<const Block8*>(w);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
-  start_columns(y, ys, yb, acc);
+  detail::start_columns(y, ys, yb, acc);
   const __m256i c80 = _mm256_set1_epi8(static_cast<char>(0x80));
   const int64_t nb = k / kQK8_0;
   for (int64_t i = 0; i < nb; ++i) {
     const Block8& b = wb[i];
-    prefetch(wb + i +
-             (kNibbles ? 8 : 4) * kAhead);  // block-groups of 144 / 272 bytes: the same distance in bytes
-    constexpr int kC = P::kChains;          // as in q4_K_nibble
+    // Block-groups of 144 (Q4_0) or 272 (Q8_0) bytes: about the K-quants' distance in bytes.
+    prefetch(wb + i + (kNibbles ? 8 : 4) * kAhead);
+    constexpr int kC = P::kChains;  // as in q4_K_nibble
     __m256i sumi[kC][NY], offset = _mm256_setzero_si256();
     for (int c = 0; c < kC; ++c)
       for (int j = 0; j < NY; ++j) sumi[c][j] = _mm256_setzero_si256();

@@ -45,6 +45,17 @@ PADDOCK_TARGET_AVX2 inline __m256i run_scales_avx2(__m128i sc8, int r) {
   return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, mask));
 }
 
+// Column j's activation blocks in yb[j], and its float accumulator zeroed: every kernel's start.
+template <typename YBlock, int NY>
+PADDOCK_TARGET_AVX2 __attribute__((always_inline)) inline void start_columns(const void* y, size_t ys,
+                                                                             const YBlock* (&yb)[NY],
+                                                                             __m256 (&acc)[NY]) {
+  for (int j = 0; j < NY; ++j) {
+    yb[j] = reinterpret_cast<const YBlock*>(column(y, ys, j));
+    acc[j] = _mm256_setzero_ps();
+  }
+}
+
 // Every int16 lane of the result = int16 lane g (0..7) of each 128-bit half of v.
 PADDOCK_TARGET_AVX2 inline __m256i broadcast_i16_avx2(__m256i v, int g) {
   return _mm256_shuffle_epi8(v, _mm256_set1_epi16(static_cast<int16_t>((2 * g) | ((2 * g + 1) << 8))));
@@ -55,6 +66,16 @@ PADDOCK_TARGET_AVX2 inline __m256i broadcast_i16_avx2(__m256i v, int g) {
 
 // Defines `name(n, x, y, y_stride, ny, out)` (a DotFn) over `name##_n<NY>` for NY = 1..4, so
 // each column count gets fully unrolled accumulators.
+// Defines `name(...)` over `kernel<Arg, NY>`: one kernel template shared by several types.
+#define PADDOCK_DOT_DISPATCH_OF(target, name, kernel, Arg)                                   \
+  target void name(int64_t n, const void* x, const void* y, size_t ys, int ny, float* out) { \
+    switch (ny) {                                                                            \
+      case 1: kernel<Arg, 1>(n, x, y, ys, out); break;                                       \
+      case 2: kernel<Arg, 2>(n, x, y, ys, out); break;                                       \
+      case 3: kernel<Arg, 3>(n, x, y, ys, out); break;                                       \
+      default: kernel<Arg, 4>(n, x, y, ys, out); break;                                      \
+    }                                                                                        \
+  }
 #define PADDOCK_DOT_DISPATCH(target, name)                                                   \
   target void name(int64_t n, const void* x, const void* y, size_t ys, int ny, float* out) { \
     switch (ny) {                                                                            \
