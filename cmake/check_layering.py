@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Fails when a file under src/<lib>/ includes a header of a library it may not use.
+"""Fails when a file under src/<lib>/ includes a header of a library it may not use, or
+when code above the backends reaches into tensor memory.
 
 The table is ARCHITECTURE.md's, with the transitive closure taken here. Test and fuzz files
-beside the code follow the same rule as the library they test.
+beside the code follow the same rule as the library they test. model/, kv/ and engine/ move
+tensor bytes only through Buffer set/get/copy_from (a GPU may own them): a view's host
+address (.data, .row(), .f32()) and host() are for kernels.
 """
 import os
 import re
@@ -48,6 +51,10 @@ def lib_of(path):
     return head if head in ALLOWED else None
 
 
+NO_HOST_ACCESS = ("model", "kv", "engine")
+HOST_ACCESS = re.compile(r"(\.|->)data\b(?!\s*\()|\.row\(|\.f32\(|\bhost\(\)|\bhost_(view|node)\(")
+
+
 def main():
     src = sys.argv[1]
     include = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
@@ -63,6 +70,8 @@ def main():
             ok = closure(lib) | {lib}
             with open(full, encoding="utf-8") as f:
                 for n, line in enumerate(f, 1):
+                    if lib in NO_HOST_ACCESS and HOST_ACCESS.search(line.split("//")[0]):
+                        errors.append("%s:%d: %s reaches into tensor memory; use Buffer set/get" % (full, n, lib))
                     m = include.match(line)
                     if not m:
                         continue

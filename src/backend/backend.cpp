@@ -20,6 +20,20 @@ TensorView TensorView::contiguous(void* data, DType type, std::initializer_list<
   return v;
 }
 
+TensorView TensorView::in_buffer(Buffer& buffer, size_t offset, DType type,
+                                 std::initializer_list<int64_t> ne) {
+  TensorView v = contiguous(buffer.host() != nullptr ? buffer.host() + offset : nullptr, type, ne);
+  v.buffer = &buffer;
+  v.offset = offset;
+  PADDOCK_CHECK(offset <= buffer.size() && v.n_bytes() <= buffer.size() - offset);
+  return v;
+}
+
+size_t TensorView::n_bytes() const {
+  PADDOCK_CHECK(is_contiguous());
+  return nb[3] * static_cast<size_t>(ne[3]);
+}
+
 bool TensorView::is_contiguous() const {
   const DTypeInfo& info = dtype_info(type);
   return nb[0] == info.type_size && nb[1] == static_cast<size_t>(ne[0] / info.block_size) * info.type_size &&
@@ -29,8 +43,21 @@ bool TensorView::is_contiguous() const {
 TensorView TensorView::reshape(std::initializer_list<int64_t> new_ne) const {
   PADDOCK_CHECK(is_contiguous());
   TensorView v = contiguous(data, type, new_ne);
+  v.buffer = buffer;
+  v.offset = offset;
   PADDOCK_CHECK(v.n_elements() == n_elements());
   return v;
+}
+
+TensorView TensorView::shifted(size_t bytes) const {
+  TensorView v = *this;
+  v.offset += bytes;
+  if (data != nullptr) v.data = static_cast<uint8_t*>(data) + bytes;
+  return v;
+}
+
+bool is_kv_cache_type(DType t) {
+  return t == DType::kF16 || t == DType::kF32 || t == DType::kQ8_0 || t == DType::kQ4_0;
 }
 
 }  // namespace paddock

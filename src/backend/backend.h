@@ -1,38 +1,50 @@
-// The backend seam: tensor views and the ops the models need. A model computes by calling
-// these ops on views over buffers it owns; it never touches element layouts itself.
+// The backend seam: tensor views, the op table, and Backend, which runs whole recorded
+// passes (graph.h) on one device. Models record nodes; a backend runs them in order with the
+// kernel its table holds for each op, so adding an op = a row in kOpNames + its Graph
+// builder + a ref kernel + a row in each backend's table + op-test cases.
 // Invariants: views use ggml's order (ne[0] innermost, nb[] byte strides; for block types
-// nb[0] is the block size in bytes and rows are whole blocks). Outputs are F32 unless an op
-// says otherwise and never alias inputs (except add/mul, which may write in place). Shape
-// mismatches are caller bugs (PADDOCK_CHECK), since models validate shapes at load.
-//   std::unique_ptr<Backend> be = make_ref_backend();
-//   be->mul_mat(w, x, out);  // w [K, M] any supported type, x [K, N] F32 -> out [M, N] F32
+// nb[0] is the block size in bytes and rows are whole blocks). A view names the buffer it
+// lives in and its byte offset there; `data` is its host address, which only host backends'
+// kernels read (a null buffer means plain host memory: weights under test, kernel tests).
+// Outputs are F32 unless an op says otherwise and never alias inputs (except add/mul, which
+// may write in place). Shape mismatches are caller bugs (PADDOCK_CHECK).
+//   Graph g;  TensorView y = g.mul_mat(w, x, "Qcur-0");   // graph.h
+//   PADDOCK_TRY(be->compute(g));
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <span>
 #include <string_view>
 
+#include "backend/buffer.h"
+#include "base/status.h"
 #include "tensor/dtype.h"
 
 namespace paddock {
 
 struct TensorView {
-  void* data = nullptr;
+  void* data = nullptr;      // host address (host buffers, set when the view is bound)
+  Buffer* buffer = nullptr;  // where the bytes live; null: plain host memory at `data`
+  size_t offset = 0;         // of byte 0 of the view in `buffer`
   DType type = DType::kF32;
   std::array<int64_t, 4> ne{1, 1, 1, 1};
   std::array<size_t, 4> nb{0, 0, 0, 0};
 
   // A contiguous view; ne[0] must be a whole number of blocks of `type`.
   static TensorView contiguous(void* data, DType type, std::initializer_list<int64_t> ne);
+  // A contiguous view at `offset` in `buffer` (data from the buffer's host address, if any).
+  static TensorView in_buffer(Buffer& buffer, size_t offset, DType type, std::initializer_list<int64_t> ne);
   // Weights live in a read-only mapping; backends never write to input views.
   static TensorView weight(const void* data, DType type, std::initializer_list<int64_t> ne) {
     return contiguous(const_cast<void*>(data), type, ne);
   }
 
   int64_t n_elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+  size_t n_bytes() const;  // of a contiguous view
   bool is_contiguous() const;
   bool same_shape(const TensorView& o) const { return ne == o.ne; }
   // Address of the row (i1, i2, i3): ne[0] elements of `type`.
@@ -45,6 +57,8 @@ struct TensorView {
   }
   // The same bytes seen with other dimensions (contiguous views only).
   TensorView reshape(std::initializer_list<int64_t> new_ne) const;
+  // Byte offset from this view's start, applied to buffer offset and host address alike.
+  TensorView shifted(size_t bytes) const;
 };
 
 enum class RopeMode : uint8_t {
@@ -58,75 +72,65 @@ struct RopeParams {
   int32_t n_dims = 0;  // leading dims of each head that rotate; the rest pass through
   float freq_base = 10000.0f;
   float freq_scale = 1.0f;
-  std::span<const float> freq_factors;  // empty, or n_dims/2 divisors (rope_freqs.weight)
+  // Empty, or n_dims/2 divisors (rope_freqs.weight). In a graph node they travel as the
+  // rope's second input and the backend fills this in when it runs the node.
+  std::span<const float> freq_factors;
 };
 
-// The op table. Adding an op = enum value + row in kOpNames + a virtual below + ref kernel.
+// The op table: names are llama.cpp's (GGML_OP_*) so tensor dumps line up with its own.
 enum class Op : uint8_t {
-  kGetRows,
-  kMulMat,
-  kRmsNorm,
-  kMul,
-  kAdd,
-  kRope,
-  kSwiglu,
-  kSoftmax,
-  kAttention,
-  kCopy,
+  kGetRows,    // dst[:, i] = src0[:, ids[i]] as F32. src0 [n, n_rows] any type; dst [n, ids.size()]
+  kMulMat,     // dst[m, j] = sum_k src0[k, m] * src1[k, j]. src0 [K, M] any type; src1 [K, N, B] F32
+  kRmsNorm,    // each row / sqrt(mean(row^2) + eps). F32, same shape
+  kMul,        // src0 * src1, src1 repeated along every dim where it is smaller (ne0 % ne1 == 0)
+  kAdd,        // src0 + src1, broadcast likewise
+  kRope,       // src0 [head_dim, n_head, n_tokens] F32; ids[t] = token t's position; src1 factors
+  kSwiglu,     // silu(src0) * src1, all F32 of one shape
+  kAttention,  // see below
+  kCopy,       // dst = src0 converted to dst's type (F32, F16, BF16, Q8_0, Q4_0), any strides
   kCount,
 };
+// kAttention: causal attention with grouped KV heads over one sequence's cache. src0 = q
+// [d_k, n_head, n_tokens] F32; src1 = k [d_k, n_head_kv, n_kv], src2 = v [d_v, n_head_kv,
+// n_kv] of one KV cache type (is_kv_cache_type; block types need whole blocks per head);
+// cells 0..n_kv-1, cell = position; token t sees cells j <= ids[t]; query head h uses kv
+// head h / (n_head / n_head_kv). dst [d_v, n_head, n_tokens] = softmax(scale * q.k) v.
 inline constexpr size_t kOpCount = static_cast<size_t>(Op::kCount);
 inline constexpr std::array<std::string_view, kOpCount> kOpNames = {
-    "get_rows", "mul_mat", "rms_norm", "mul", "add", "rope", "swiglu", "softmax", "attention", "copy",
+    "GET_ROWS", "MUL_MAT", "RMS_NORM", "MUL", "ADD", "ROPE", "SWIGLU", "FLASH_ATTN_EXT", "CPY",
 };
 static_assert(kOpNames.size() == kOpCount, "one name per op");
 inline std::string_view op_name(Op op) { return kOpNames[static_cast<size_t>(op)]; }
+
+// The types a KV cache (and so attention's k and v) may hold: F16, F32, Q8_0, Q4_0.
+bool is_kv_cache_type(DType t);
+
+class Graph;
+struct Node;
 
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
-  // Whether `op` runs with these input types (in the argument order of the op below).
+  // The device its kernels run on: activations and KV cells of its layers live there.
+  virtual Device& device() = 0;
+  // Whether `op` runs with these input types (in the op's input order).
   virtual bool supports(Op op, std::span<const DType> types) const = 0;
-
-  // dst[:, i] = table[:, ids[i]] as F32. table [n, n_rows] any type; dst [n, ids.size()].
-  virtual void get_rows(const TensorView& table, std::span<const int32_t> ids, const TensorView& dst) = 0;
-  // dst[m, j] = sum_k w[k, m] * x[k, j]. w [K, M] any type; x [K, N, B] F32; dst [M, N, B].
-  virtual void mul_mat(const TensorView& w, const TensorView& x, const TensorView& dst) = 0;
-  // Each row divided by its RMS: x / sqrt(mean(x^2) + eps). x, dst F32, same shape.
-  virtual void rms_norm(const TensorView& x, float eps, const TensorView& dst) = 0;
-  // Elementwise with b repeated along every dim where it is smaller (ne_a % ne_b == 0).
-  virtual void mul(const TensorView& a, const TensorView& b, const TensorView& dst) = 0;
-  virtual void add(const TensorView& a, const TensorView& b, const TensorView& dst) = 0;
-  // x [head_dim, n_head, n_tokens] F32; pos[t] is token t's position.
-  virtual void rope(const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
-                    const TensorView& dst) = 0;
-  // dst = silu(gate) * up, all F32 of one shape.
-  virtual void swiglu(const TensorView& gate, const TensorView& up, const TensorView& dst) = 0;
-  // Softmax of each row (along ne[0]) of x * scale.
-  virtual void softmax(const TensorView& x, float scale, const TensorView& dst) = 0;
-  // Causal attention with grouped KV heads over one sequence's cache. q [d_k, n_head,
-  // n_tokens] F32; k [d_k, n_head_kv, n_kv] and v [d_v, n_head_kv, n_kv] of one type: F16,
-  // F32, Q8_0 or Q4_0 (block types need d_k, d_v whole blocks; rows are llama.cpp's block
-  // layout); cache cells 0..n_kv-1, cell = position; token t sees cells j <= pos[t]; query
-  // head h uses kv head h / (n_head / n_head_kv). A batch of several sequences calls this
-  // once per sequence with that sequence's tokens and cache.
-  // dst [d_v, n_head, n_tokens] = softmax(scale * q.k) v.
-  virtual void attention(const TensorView& q, const TensorView& k, const TensorView& v,
-                         std::span<const int32_t> pos, float scale, const TensorView& dst) = 0;
-  // dst = src converted to dst's type (F32, F16 or BF16), same shape, any strides.
-  virtual void copy(const TensorView& src, const TensorView& dst) = 0;
+  // Runs g's nodes in order. `after`, when set, sees each node once its output is written
+  // (tensor dumps read it there: later nodes may reuse its memory). kUnsupported names the
+  // first node whose op and types this backend lacks; nothing runs then.
+  virtual Status compute(const Graph& g, const std::function<void(const Node&)>& after = {}) = 0;
 
   // Promises that `bytes` (a model file's tensor data) stay mapped and unchanged for this
   // backend's lifetime, so it may keep faster layouts of weight matrices that lie inside
   // them. release_pages: the bytes are a read-only file mapping, so pages whose weights were
   // copied may be dropped from memory (touching them again re-reads the file).
-  virtual void pin_weights(std::span<const uint8_t> bytes, bool release_pages) {
+  virtual void adopt_weight_file(std::span<const uint8_t> bytes, bool release_pages) {
     static_cast<void>(bytes);
     static_cast<void>(release_pages);
   }
-  // w, a weight matrix inside pinned bytes, will be multiplied (mul_mat's w): the backend may
-  // build its faster layout now, at load time, instead of at the first multiplication.
+  // w, a weight matrix inside adopted bytes, will be multiplied (mul_mat's src0): the backend
+  // may build its faster layout now, at load time, instead of at the first multiplication.
   virtual void prepare_weight(const TensorView& w) { static_cast<void>(w); }
 };
 

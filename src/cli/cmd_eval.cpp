@@ -4,8 +4,10 @@
 // tools/compare_golden.py can check our numbers against llama.cpp's. With --parallel N the
 // prompts run as N concurrent sequences sharing each forward pass (same output).
 // Generation mode (--prompt TEXT) samples with the engine and prints the text only.
+// --dump-tensors OUT writes every named node of one pass over the prompt (cli/dump_tensors.h).
 //   paddock eval --model m.gguf --teacher-force m.logits.jsonl --backend ref --json
 //   paddock eval --model m.gguf --prompt "Once upon a time" -n 32 --temperature 0
+//   paddock eval --model m.gguf --dump-tensors m.layers.jsonl
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +25,7 @@
 #include "backend/ref/ref_backend.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
+#include "cli/dump_tensors.h"
 #include "engine/completion.h"
 #include "engine/loaded_model.h"
 #include "gguf/gguf.h"
@@ -39,7 +42,10 @@ constexpr const char* kUsage =
     "                    [--top K] [--ctx N] [--parallel N] [--backend ref|cpu] [--threads N] --json\n"
     "       paddock eval --model FILE --prompt TEXT [-n N] [--seed S] [--temperature T] [--top-k K]\n"
     "                    [--top-p P] [--min-p P] [--repeat-penalty R] [--format json|SCHEMA_FILE]\n"
-    "                    [--grammar FILE] [--ignore-eos] [--ctx N] [--backend ref|cpu] [--threads N]\n";
+    "                    [--grammar FILE] [--ignore-eos] [--ctx N] [--backend ref|cpu] [--threads N]\n"
+    "       paddock eval --model FILE --dump-tensors OUT.jsonl [--prompt TEXT] [--backend ref|cpu] "
+    "[--threads N]\n";
+constexpr const char* kDumpPrompt = "Once upon a time";  // the golden layer dumps' prompt
 // Full logits are printed only for vocabularies up to this size, as in the golden files.
 constexpr int64_t kMaxFullLogits = 4096;
 constexpr size_t kStepTop = 5;
@@ -50,6 +56,7 @@ struct EvalOptions {
   std::string model;
   std::string prompt_file;
   std::string teacher_force;
+  std::string dump_tensors;
   int64_t greedy = 32;
   int64_t top = 20;
   std::optional<int64_t> ctx;  // golden modes: 1024 (as the golden files); generation: the engine's default
@@ -119,6 +126,8 @@ Result<EvalOptions> parse_args(int argc, char** argv) {
       o.prompt_file = v;
     } else if (a == "--teacher-force") {
       o.teacher_force = v;
+    } else if (a == "--dump-tensors") {
+      o.dump_tensors = v;
     } else if (a == "--greedy") {
       PADDOCK_ASSIGN(o.greedy, parse_count(a, v, 0));
     } else if (a == "--top") {
@@ -157,6 +166,14 @@ Result<EvalOptions> parse_args(int argc, char** argv) {
     }
   }
   if (o.model.empty()) return invalid_argument(std::string("--model is required\n") + kUsage);
+  if (!o.dump_tensors.empty()) {
+    if (!o.prompt_file.empty() || !o.teacher_force.empty() || o.json) {
+      return invalid_argument(std::string("--dump-tensors writes its own file: it takes no --prompt-file, "
+                                          "--teacher-force or --json\n") +
+                              kUsage);
+    }
+    return o;
+  }
   if (o.prompt) {
     if (!o.prompt_file.empty() || !o.teacher_force.empty() || o.json) {
       return invalid_argument(std::string("--prompt prints generated text: it takes no --prompt-file, "
@@ -408,7 +425,8 @@ Status run(const EvalOptions& o) {
   PADDOCK_ASSIGN(std::unique_ptr<Model> model, load_model(*file, *be));
   std::vector<KvCache> slots;
   for (int64_t i = 0; i < std::min<int64_t>(o.parallel, static_cast<int64_t>(entries.size())); ++i) {
-    PADDOCK_ASSIGN(KvCache kv, KvCache::create(model->kv_config(o.ctx.value_or(kGoldenCtx), DType::kF16)));
+    PADDOCK_ASSIGN(KvCache kv,
+                   KvCache::create(model->kv_config(o.ctx.value_or(kGoldenCtx), DType::kF16), be->device()));
     slots.push_back(std::move(kv));
   }
   PADDOCK_ASSIGN(const std::vector<EntryResult> results, evaluate_all(*model, *be, slots, entries, o));
@@ -417,6 +435,14 @@ Status run(const EvalOptions& o) {
   }
   std::fflush(stdout);
   return Status::ok();
+}
+
+Status dump(const EvalOptions& o) {
+  PADDOCK_ASSIGN(std::unique_ptr<gguf::File> file, gguf::File::open(o.model));  // outlives the backend
+  PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_backend(o.backend.empty() ? "ref" : o.backend, o.threads));
+  PADDOCK_ASSIGN(std::unique_ptr<Tokenizer> tok, Tokenizer::load(*file));
+  PADDOCK_ASSIGN(std::unique_ptr<Model> model, load_model(*file, *be));
+  return dump_tensors(*model, *be, *tok, o.prompt.value_or(kDumpPrompt), o.dump_tensors);
 }
 
 // Generation mode: the engine's sampler, grammar and stop handling; text to stdout as it comes.
@@ -462,7 +488,8 @@ int run_eval(int argc, char** argv) {
     std::fprintf(stderr, "Error: %s\n", o.status().message().c_str());
     return 1;
   }
-  if (const Status s = o->prompt ? generate_text(*o) : run(*o); !s.is_ok()) {
+  const Status s = !o->dump_tensors.empty() ? dump(*o) : o->prompt ? generate_text(*o) : run(*o);
+  if (!s.is_ok()) {
     std::fprintf(stderr, "Error: %s\n", s.message().c_str());
     return 1;
   }

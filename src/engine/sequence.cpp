@@ -130,7 +130,10 @@ std::optional<SeqInput> Sequence::next(int64_t max_tokens) {
       finish("length");
       return std::nullopt;
     }
-    model_.model().shift(model_.backend(), kv_, keep, discard);
+    if (Status st = model_.model().shift(model_.backend(), kv_, keep, discard); !st.is_ok()) {
+      end(st);
+      return std::nullopt;
+    }
   }
   pos_.assign(1, static_cast<int32_t>(kv_.used()));
   return SeqInput{.kv = &kv_, .tokens = std::span(&last_, 1), .positions = pos_, .outputs = Outputs::kLast};

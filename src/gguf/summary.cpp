@@ -10,12 +10,12 @@ namespace paddock::gguf {
 
 namespace {
 // Indexed by llama_ftype; empty for ids llama.cpp retired (4-6 Q4_1_SOME_F16/Q4_2/Q4_3,
-// 33-35 the Q4_0_N_M repacks).
+// 33-35 the Q4_0_N_M repacks). 38 is llama-quantize's MXFP4_MOE mix (experts MXFP4).
 constexpr std::array<std::string_view, 39> kFileTypes = {
-    "F32",    "F16",    "Q4_0",   "Q4_1",    "",       "",       "",       "Q8_0",   "Q5_0",  "Q5_1",
-    "Q2_K",   "Q3_K_S", "Q3_K_M", "Q3_K_L",  "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K",  "IQ2_XXS",
-    "IQ2_XS", "Q2_K_S", "IQ3_XS", "IQ3_XXS", "IQ1_S",  "IQ4_NL", "IQ3_S",  "IQ3_M",  "IQ2_S", "IQ2_M",
-    "IQ4_XS", "IQ1_M",  "BF16",   "",        "",       "",       "TQ1_0",  "TQ2_0",  "MXFP4",
+    "F32",    "F16",    "Q4_0",   "Q4_1",    "",       "",       "",       "Q8_0",   "Q5_0",      "Q5_1",
+    "Q2_K",   "Q3_K_S", "Q3_K_M", "Q3_K_L",  "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K",      "IQ2_XXS",
+    "IQ2_XS", "Q2_K_S", "IQ3_XS", "IQ3_XXS", "IQ1_S",  "IQ4_NL", "IQ3_S",  "IQ3_M",  "IQ2_S",     "IQ2_M",
+    "IQ4_XS", "IQ1_M",  "BF16",   "",        "",       "",       "TQ1_0",  "TQ2_0",  "MXFP4_MOE",
 };
 }  // namespace
 

@@ -3,13 +3,16 @@
 // layouts; the quantized types need head dims that are whole blocks). Cell i holds position
 // i; cells 0..used()-1 are filled, and tokens() remembers which token each filled cell
 // holds, so a later request can reuse a shared prefix. A batch is one KvCache per sequence.
-// A forward pass reserves room for its tokens, writes their K/V rows (write_k / write_v)
-// into the cells after used(), and commits them when the pass succeeded.
-//   PADDOCK_ASSIGN(KvCache kv, KvCache::create({.n_ctx = 1024, .n_layer = 2, ...}));
+// Each layer's K and V are buffers on the device that computes the layer; the cache moves
+// bytes only through them. A forward pass reserves room for its tokens, records copies of
+// their K/V rows into the views k() / v() of the cells after used(), and commits them when
+// the pass succeeded.
+//   PADDOCK_ASSIGN(KvCache kv, KvCache::create({.n_ctx = 1024, .n_layer = 2, ...}, be->device()));
 //   PADDOCK_TRY(kv.reserve(n_tokens));  ...  kv.commit(tokens);
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -24,7 +27,7 @@ struct KvCacheConfig {
   int64_t n_head_kv = 0;
   int64_t head_dim_k = 0;
   int64_t head_dim_v = 0;
-  DType type = DType::kF16;  // F16, F32, Q8_0 or Q4_0
+  DType type = DType::kF16;  // is_kv_cache_type: F16, F32, Q8_0 or Q4_0
 };
 
 // Whether a cache of `type` can hold heads of these sizes (block types need whole blocks).
@@ -34,9 +37,9 @@ uint64_t kv_cache_bytes(const KvCacheConfig& config);
 
 class KvCache {
  public:
-  // Fails on non-positive sizes, an unsupported type (or one the head dims do not fit), or
-  // a size that overflows.
-  static Result<KvCache> create(const KvCacheConfig& config);
+  // Fails on non-positive sizes, an unsupported type (or one the head dims do not fit), a
+  // size that overflows, or a device out of memory. Cells start zeroed.
+  static Result<KvCache> create(const KvCacheConfig& config, Device& device);
 
   const KvCacheConfig& config() const { return config_; }
   int64_t n_ctx() const { return config_.n_ctx; }
@@ -59,25 +62,18 @@ class KvCache {
   void remove(int64_t first, int64_t n);
 
   // Cells [first, first + n) of a layer: [head_dim, n_head_kv, n] of the cache type.
-  TensorView k(int64_t layer, int64_t first, int64_t n);
-  TensorView v(int64_t layer, int64_t first, int64_t n);
-  // Stores F32 rows src [head_dim, n_head_kv, n] (rows contiguous) into cells first.. of a
-  // layer, converting with the backend (F16/F32) or the quant table's reference quantizer.
-  void write_k(Backend& be, int64_t layer, int64_t first, const TensorView& src);
-  void write_v(Backend& be, int64_t layer, int64_t first, const TensorView& src);
-  // Cells [first, first + n) of a layer's K as F32 [head_dim_k, n_head_kv, n] into dst.
-  void read_k(int64_t layer, int64_t first, int64_t n, std::span<float> dst);
+  TensorView k(int64_t layer, int64_t first, int64_t n) const;
+  TensorView v(int64_t layer, int64_t first, int64_t n) const;
 
  private:
   explicit KvCache(const KvCacheConfig& config) : config_(config) {}
-  TensorView view(std::vector<uint8_t>& buf, int64_t head_dim, int64_t first, int64_t n) const;
-  void write(Backend& be, const TensorView& src, const TensorView& dst) const;
+  TensorView view(Buffer& buf, int64_t head_dim, int64_t first, int64_t n) const;
   size_t cell_bytes(int64_t head_dim) const;
 
   KvCacheConfig config_;
   std::vector<int32_t> tokens_;
-  std::vector<std::vector<uint8_t>> k_;  // one buffer per layer
-  std::vector<std::vector<uint8_t>> v_;
+  std::vector<std::unique_ptr<Buffer>> k_;  // one buffer per layer
+  std::vector<std::unique_ptr<Buffer>> v_;
 };
 
 }  // namespace paddock

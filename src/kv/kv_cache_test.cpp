@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
 #include <vector>
 
 namespace paddock {
@@ -14,7 +15,7 @@ KvCacheConfig small(DType type) {
 
 TEST(KvCache, ViewsCoverTheRequestedCells) {
   for (DType type : {DType::kF16, DType::kF32}) {
-    Result<KvCache> kv = KvCache::create(small(type));
+    Result<KvCache> kv = KvCache::create(small(type), host_device());
     ASSERT_TRUE(kv.ok()) << kv.status().message();
     const TensorView k0 = kv->k(1, 0, 8);
     const TensorView k3 = kv->k(1, 3, 2);
@@ -22,14 +23,15 @@ TEST(KvCache, ViewsCoverTheRequestedCells) {
     EXPECT_EQ(k3.ne[0], 4);
     EXPECT_EQ(k3.ne[1], 3);
     EXPECT_EQ(k3.ne[2], 2);
-    EXPECT_EQ(static_cast<uint8_t*>(k3.data), static_cast<uint8_t*>(k0.data) + 3 * k0.nb[2]);
+    EXPECT_EQ(k3.buffer, k0.buffer);
+    EXPECT_EQ(k3.offset, k0.offset + 3 * k0.nb[2]);
     EXPECT_EQ(kv->v(0, 0, 1).ne[0], 5);
-    EXPECT_NE(kv->k(0, 0, 1).data, kv->k(1, 0, 1).data);  // layers do not share cells
+    EXPECT_NE(kv->k(0, 0, 1).buffer, kv->k(1, 0, 1).buffer);  // layers do not share cells
   }
 }
 
 TEST(KvCache, ReserveFailsWhenFullAndCommitAdvances) {
-  Result<KvCache> kv = KvCache::create(small(DType::kF16));
+  Result<KvCache> kv = KvCache::create(small(DType::kF16), host_device());
   ASSERT_TRUE(kv.ok());
   EXPECT_TRUE(kv->reserve(8).is_ok());
   const std::vector<int32_t> six = {1, 2, 3, 4, 5, 6};
@@ -44,24 +46,36 @@ TEST(KvCache, ReserveFailsWhenFullAndCommitAdvances) {
   EXPECT_TRUE(kv->reserve(8).is_ok());
 }
 
-// Fills cell c of every layer's K and V with the value 100 * layer + c (F32 cache).
+std::span<const uint8_t> bytes_of(const std::vector<float>& v) {
+  return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float)};
+}
+
+// Fills cell c of every layer's K and V with the value 100 * layer + c (F32 cache), through
+// the buffers as a device's would be filled.
 void fill(KvCache& kv, int64_t first, int64_t n) {
   for (int64_t l = 0; l < kv.config().n_layer; ++l) {
     for (TensorView t : {kv.k(l, first, n), kv.v(l, first, n)}) {
       for (int64_t c = 0; c < n; ++c) {
-        for (int64_t h = 0; h < t.ne[1]; ++h) {
-          for (int64_t i = 0; i < t.ne[0]; ++i) t.f32(i, h, c) = static_cast<float>(100 * l + first + c);
-        }
+        const std::vector<float> cell(static_cast<size_t>(t.ne[0] * t.ne[1]),
+                                      static_cast<float>(100 * l + first + c));
+        t.buffer->set(t.offset + static_cast<size_t>(c) * t.nb[2], bytes_of(cell));
       }
     }
   }
 }
 
-float k_at(KvCache& kv, int64_t layer, int64_t cell) { return kv.k(layer, cell, 1).f32(0, 0, 0); }
-float v_at(KvCache& kv, int64_t layer, int64_t cell) { return kv.v(layer, cell, 1).f32(4, 2, 0); }
+// Element (i, head) of a cell of an F32 cache view.
+float at(const TensorView& t, int64_t i, int64_t head) {
+  float f = 0;
+  t.buffer->get(t.offset + static_cast<size_t>(head) * t.nb[1] + static_cast<size_t>(i) * sizeof(float),
+                {reinterpret_cast<uint8_t*>(&f), sizeof(f)});
+  return f;
+}
+float k_at(KvCache& kv, int64_t layer, int64_t cell) { return at(kv.k(layer, cell, 1), 0, 0); }
+float v_at(KvCache& kv, int64_t layer, int64_t cell) { return at(kv.v(layer, cell, 1), 4, 2); }
 
 TEST(KvCache, KeepRemoveAndCopyPrefixMoveCellsAndTokens) {
-  Result<KvCache> kv = KvCache::create(small(DType::kF32));
+  Result<KvCache> kv = KvCache::create(small(DType::kF32), host_device());
   ASSERT_TRUE(kv.ok());
   fill(*kv, 0, 8);
   const std::vector<int32_t> toks = {10, 11, 12, 13, 14, 15, 16, 17};
@@ -75,7 +89,7 @@ TEST(KvCache, KeepRemoveAndCopyPrefixMoveCellsAndTokens) {
   EXPECT_EQ(k_at(*kv, 1, 2), 105.0f);
   EXPECT_EQ(v_at(*kv, 0, 4), 7.0f);
 
-  Result<KvCache> other = KvCache::create(small(DType::kF32));
+  Result<KvCache> other = KvCache::create(small(DType::kF32), host_device());
   ASSERT_TRUE(other.ok());
   other->copy_prefix_from(*kv, 3);
   EXPECT_EQ(other->used(), 3);
@@ -97,7 +111,7 @@ TEST(KvCache, BlockTypesNeedWholeBlocks) {
   KvCacheConfig c = small(DType::kQ8_0);
   c.head_dim_k = 64;
   c.head_dim_v = 32;
-  Result<KvCache> kv = KvCache::create(c);
+  Result<KvCache> kv = KvCache::create(c, host_device());
   ASSERT_TRUE(kv.ok()) << kv.status().to_string();
   EXPECT_EQ(kv->k(0, 0, 1).nb[1], 2 * 34u);  // two Q8_0 blocks of 34 bytes per head row
   // 2 layers x 8 cells x 3 heads x (2 + 1 blocks of 34 bytes).
@@ -107,15 +121,15 @@ TEST(KvCache, BlockTypesNeedWholeBlocks) {
 TEST(KvCache, RejectsBadConfigs) {
   KvCacheConfig c = small(DType::kF16);
   c.n_ctx = 0;
-  EXPECT_EQ(KvCache::create(c).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(KvCache::create(c, host_device()).status().code(), Code::kInvalidArgument);
   c = small(DType::kQ4_0);
-  const Status s = KvCache::create(c).status();
+  const Status s = KvCache::create(c, host_device()).status();
   EXPECT_EQ(s.code(), Code::kUnsupported);
   EXPECT_NE(s.message().find("Q4_0"), std::string::npos);
   c = small(DType::kF32);
   c.n_ctx = int64_t{1} << 40;
   c.head_dim_k = int64_t{1} << 30;
-  EXPECT_EQ(KvCache::create(c).status().code(), Code::kResourceExhausted);
+  EXPECT_EQ(KvCache::create(c, host_device()).status().code(), Code::kResourceExhausted);
 }
 
 }  // namespace

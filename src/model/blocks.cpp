@@ -1,7 +1,6 @@
 #include "model/blocks.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "base/check.h"
 
@@ -46,51 +45,47 @@ Result<DecoderWeights> bind_decoder(const WeightBinder& b, HParams& hp, const De
   return w;
 }
 
-RopeParams rope_params(const HParams& hp, const DecoderWeights& w, RopeMode mode) {
-  RopeParams p{.mode = mode,
-               .n_dims = static_cast<int32_t>(hp.n_rot),
-               .freq_base = hp.rope_freq_base,
-               .freq_scale = hp.rope_freq_scale,
-               .freq_factors = {}};
-  if (w.rope_freqs) {
-    p.freq_factors = {static_cast<const float*>(w.rope_freqs->data),
-                      static_cast<size_t>(w.rope_freqs->ne[0])};
-  }
-  return p;
+RopeParams rope_params(const HParams& hp, RopeMode mode) {
+  return RopeParams{.mode = mode,
+                    .n_dims = static_cast<int32_t>(hp.n_rot),
+                    .freq_base = hp.rope_freq_base,
+                    .freq_scale = hp.rope_freq_scale,
+                    .freq_factors = {}};
 }
 
-TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight) {
-  TensorView n = c.arena.f32({x.ne[0], x.ne[1], x.ne[2]});  // [n, ...]
-  c.be.rms_norm(x, c.hp.rms_eps, n);
-  c.be.mul(n, weight, n);  // [n, ...]
-  return n;
+std::string layer_name(std::string_view name, int64_t il) {
+  std::string s(name);
+  if (il >= 0) s += "-" + std::to_string(il);
+  return s;
+}
+
+TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight, std::string_view name,
+                int64_t il) {
+  const TensorView n = c.g.rms_norm(x, c.hp.rms_eps, layer_name("norm", il));  // [n, ...]
+  return c.g.mul(n, weight, layer_name(name, il));                             // [n, ...]
 }
 
 namespace {
 
-// mul_mat plus an optional bias. x [n_in, n_tokens] -> [n_out, n_tokens]
+// mul_mat plus an optional bias, both named `name`. x [n_in, n] -> [n_out, n]
 TensorView linear(ForwardContext& c, const TensorView& w, const std::optional<TensorView>& bias,
-                  const TensorView& x) {
-  TensorView y = c.arena.f32({w.ne[1], x.ne[1]});  // [n_out, n_tokens]
-  c.be.mul_mat(w, x, y);
-  if (bias) c.be.add(y, *bias, y);
-  return y;
+                  const TensorView& x, const std::string& name) {
+  const TensorView y = c.g.mul_mat(w, x, name);  // [n_out, n]
+  return bias ? c.g.add(y, *bias, name) : y;
 }
 
 // Per-head optional norm, then RoPE. x [head_dim * n_heads, n_tokens] -> [head_dim, n_heads, n_tokens]
 TensorView heads_with_rope(ForwardContext& c, const TensorView& x, int64_t head_dim,
-                           const std::optional<TensorView>& head_norm) {
+                           const std::optional<TensorView>& head_norm, std::string_view name, int64_t il) {
   TensorView h = x.reshape({head_dim, x.ne[0] / head_dim, x.ne[1]});  // [head_dim, n_heads, n_tokens]
-  if (head_norm) h = norm(c, h, *head_norm);                          // [head_dim, n_heads, n_tokens]
-  TensorView r = c.arena.f32({h.ne[0], h.ne[1], h.ne[2]});            // [head_dim, n_heads, n_tokens]
-  c.be.rope(h, c.pos, c.rope, r);
-  return r;
+  if (head_norm)
+    h = norm(c, h, *head_norm, std::string(name) + "_normed", il);          // [head_dim, n_heads, n_tokens]
+  return c.g.rope(h, c.pos, c.rope, c.rope_factors, layer_name(name, il));  // [head_dim, n_heads, n_tokens]
 }
 
 // Tokens [first, first + n) of a [d, heads, n_tokens] view: [d, heads, n].
 TensorView rows(const TensorView& t, int64_t first, int64_t n) {
-  TensorView r = t;
-  r.data = t.row(0, first);
+  TensorView r = t.shifted(static_cast<size_t>(first) * t.nb[2]);
   r.ne[2] = n;
   return r;
 }
@@ -100,65 +95,61 @@ TensorView rows(const TensorView& t, int64_t first, int64_t n) {
 TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const LayerWeights& lw) {
   const HParams& hp = c.hp;
   const int64_t n = c.n_tokens();
-  TensorView q =
-      heads_with_rope(c, linear(c, lw.wq, lw.bq, x), hp.head_dim_k, lw.q_norm);  // [d_k, n_head, n]
-  TensorView k =
-      heads_with_rope(c, linear(c, lw.wk, lw.bk, x), hp.head_dim_k, lw.k_norm);         // [d_k, n_head_kv, n]
-  TensorView v = linear(c, lw.wv, lw.bv, x).reshape({hp.head_dim_v, hp.n_head_kv, n});  // [d_v, n_head_kv, n]
-  TensorView out = c.arena.f32({hp.head_dim_v, hp.n_head, n});                          // [d_v, n_head, n]
+  const TensorView q = heads_with_rope(c, linear(c, lw.wq, lw.bq, x, layer_name("Qcur", il)), hp.head_dim_k,
+                                       lw.q_norm, "Qcur", il);  // [d_k, n_head, n]
+  const TensorView k = heads_with_rope(c, linear(c, lw.wk, lw.bk, x, layer_name("Kcur", il)), hp.head_dim_k,
+                                       lw.k_norm, "Kcur", il);  // [d_k, n_head_kv, n]
+  const TensorView v = linear(c, lw.wv, lw.bv, x, layer_name("Vcur", il))
+                           .reshape({hp.head_dim_v, hp.n_head_kv, n});            // [d_v, n_head_kv, n]
+  const TensorView out = c.g.tensor(DType::kF32, {hp.head_dim_v, hp.n_head, n});  // [d_v, n_head, n]
   const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
   for (const SeqSlice& s : c.seqs) {
     KvCache& kv = *s.kv;
-    kv.write_k(c.be, il, s.kv_first, rows(k, s.first, s.n));  // [d_k, n_head_kv, s.n]
-    kv.write_v(c.be, il, s.kv_first, rows(v, s.first, s.n));  // [d_v, n_head_kv, s.n]
+    c.g.copy(rows(k, s.first, s.n), kv.k(il, s.kv_first, s.n),
+             layer_name("k_cache", il));  // [d_k, n_head_kv, s.n]
+    c.g.copy(rows(v, s.first, s.n), kv.v(il, s.kv_first, s.n),
+             layer_name("v_cache", il));  // [d_v, n_head_kv, s.n]
     const int64_t n_kv = s.kv_first + s.n;
-    c.be.attention(rows(q, s.first, s.n), kv.k(il, 0, n_kv), kv.v(il, 0, n_kv),
-                   c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)), scale,
-                   rows(out, s.first, s.n));  // [d_v, n_head, s.n]
+    c.g.attention(rows(q, s.first, s.n), kv.k(il, 0, n_kv), kv.v(il, 0, n_kv),
+                  c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)), scale,
+                  rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
   }
-  return linear(c, lw.wo, std::nullopt, out.reshape({hp.head_dim_v * hp.n_head, n}));  // [n_embd, n]
+  return linear(c, lw.wo, std::nullopt, out.reshape({hp.head_dim_v * hp.n_head, n}),
+                layer_name("attn_out", il));  // [n_embd, n]
 }
 
-TensorView gated_ffn(ForwardContext& c, const TensorView& x, const LayerWeights& lw) {
-  TensorView gate = linear(c, lw.ffn_gate, std::nullopt, x);  // [n_ff, n_tokens]
-  TensorView up = linear(c, lw.ffn_up, std::nullopt, x);      // [n_ff, n_tokens]
-  TensorView act = c.arena.f32({gate.ne[0], gate.ne[1]});     // [n_ff, n_tokens]
-  c.be.swiglu(gate, up, act);
-  return linear(c, lw.ffn_down, std::nullopt, act);  // [n_embd, n_tokens]
-}
-
-TensorView residual(ForwardContext& c, const TensorView& a, const TensorView& b) {
-  TensorView s = c.arena.f32({a.ne[0], a.ne[1]});  // [n, n_tokens]
-  c.be.add(a, b, s);
-  return s;
+TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const LayerWeights& lw) {
+  const TensorView gate = c.g.mul_mat(lw.ffn_gate, x, layer_name("ffn_gate", il));  // [n_ff, n]
+  const TensorView up = c.g.mul_mat(lw.ffn_up, x, layer_name("ffn_up", il));        // [n_ff, n]
+  const TensorView act = c.g.swiglu(gate, up, layer_name("ffn_swiglu", il));        // [n_ff, n]
+  return c.g.mul_mat(lw.ffn_down, act, layer_name("ffn_out", il));                  // [n_embd, n]
 }
 
 TensorView lm_head(ForwardContext& c, const TensorView& x, const DecoderWeights& w) {
-  const auto n_out = static_cast<int64_t>(c.out_rows.size());
-  TensorView picked = x;  // [n_embd, n_tokens]
-  if (n_out != x.ne[1]) {
-    picked = c.arena.f32({x.ne[0], n_out});  // [n_embd, n_out]
-    for (int64_t i = 0; i < n_out; ++i) {
-      std::memcpy(picked.row(i), x.row(c.out_rows[static_cast<size_t>(i)]), x.nb[1]);
-    }
-  }
-  TensorView h = norm(c, picked, w.output_norm);  // [n_embd, n_out]
+  const TensorView h = norm(c, x, w.output_norm, "result_norm", -1);  // [n_embd, n_out]
   if (c.head == Head::kHidden) return h;
-  return linear(c, w.output, std::nullopt, h);  // [n_vocab, n_out]
+  return c.g.mul_mat(w.output, h, "result_output");  // [n_vocab, n_out]
 }
 
 TensorView decoder_forward(ForwardContext& c, std::span<const int32_t> tokens, const DecoderWeights& w) {
   PADDOCK_CHECK(static_cast<int64_t>(tokens.size()) == c.n_tokens());
-  TensorView x = c.arena.f32({c.hp.n_embd, c.n_tokens()});  // [n_embd, n_tokens]
-  c.be.get_rows(w.tok_embd, tokens, x);
+  const bool pick_rows = static_cast<int64_t>(c.out_rows.size()) != c.n_tokens();
+  std::vector<int32_t> out_ids(c.out_rows.begin(), c.out_rows.end());
+  // Each layer's end releases everything since here but its output, the layer input included.
+  const size_t mark = c.g.mark();
+  TensorView x = c.g.get_rows(w.tok_embd, tokens, "embd");  // [n_embd, n_tokens]
   for (int64_t il = 0; il < c.hp.n_layer; ++il) {
     const LayerWeights& lw = w.layers[il];
-    const size_t mark = c.arena.mark();
-    TensorView a = attention(c, il, norm(c, x, lw.attn_norm), lw);   // [n_embd, n_tokens]
-    TensorView ffn_inp = residual(c, x, a);                          // [n_embd, n_tokens]
-    TensorView f = gated_ffn(c, norm(c, ffn_inp, lw.ffn_norm), lw);  // [n_embd, n_tokens]
-    x = residual(c, ffn_inp, f);                                     // [n_embd, n_tokens]
-    c.arena.release_since(mark, x);
+    TensorView a = attention(c, il, norm(c, x, lw.attn_norm, "attn_norm", il), lw);  // [n_embd, n_tokens]
+    if (il == c.hp.n_layer - 1 && pick_rows) {
+      // From here on every op is row-wise: only the output rows need computing.
+      a = c.g.get_rows(a, out_ids, layer_name("attn_out_rows", il));  // [n_embd, n_out]
+      x = c.g.get_rows(x, out_ids, layer_name("inp_rows", il));       // [n_embd, n_out]
+    }
+    const TensorView ffn_inp = c.g.add(x, a, layer_name("ffn_inp", il));                       // [n_embd, n]
+    const TensorView f = gated_ffn(c, il, norm(c, ffn_inp, lw.ffn_norm, "ffn_norm", il), lw);  // [n_embd, n]
+    x = c.g.add(ffn_inp, f, layer_name("l_out", il));                                          // [n_embd, n]
+    c.g.release_since(mark, x);
   }
   return lm_head(c, x, w);  // [n_vocab or n_embd, n_out]
 }

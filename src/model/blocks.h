@@ -2,21 +2,25 @@
 // over the KV cache, SiLU-gated FFN, and the LM head. An architecture file binds its weights
 // into LayerWeights and strings these blocks together; a new architecture reuses them and
 // adds only what differs.
-// Invariants: activations are F32 [n, n_tokens] views into the pass's Arena; a pass holds
-// the tokens of one or more sequences back to back (SeqSlice), and the tokens of each
-// sequence occupy its KV cells kv_first .. kv_first + n - 1 (cell = position).
-//   TensorView h = norm(ctx, x, lw.attn_norm);  // [n_embd, n_tokens]
+// Invariants: blocks record graph nodes (named as llama.cpp names them, "-il" appended per
+// layer) and never touch tensor bytes; activations are F32 [n, n_tokens] tensors of the
+// pass's Graph; a pass holds the tokens of one or more sequences back to back (SeqSlice),
+// and the tokens of each sequence occupy its KV cells kv_first .. kv_first + n - 1
+// (cell = position).
+//   TensorView h = norm(ctx, x, lw.attn_norm, "attn_norm", il);  // [n_embd, n_tokens]
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/graph.h"
 #include "kv/kv_cache.h"
-#include "model/arena.h"
 #include "model/hparams.h"
 #include "model/weights.h"
 
@@ -64,33 +68,36 @@ struct SeqSlice {
 };
 
 struct ForwardContext {
-  Backend& be;
-  Arena& arena;
+  Graph& g;
   const HParams& hp;
   std::span<const int32_t> pos;       // one per token of the pass
   std::span<const SeqSlice> seqs;     // cover the pass's tokens in order
   std::span<const int64_t> out_rows;  // batch rows that produce output, ascending
   Head head;
   RopeParams rope;
+  std::optional<TensorView> rope_factors;  // rope_freqs.weight, when the model has it
   int64_t n_tokens() const { return static_cast<int64_t>(pos.size()); }
 };
 
-// RoPE settings from the hparams and the optional rope_freqs.weight factors.
-RopeParams rope_params(const HParams& hp, const DecoderWeights& w, RopeMode mode);
+// RoPE settings from the hparams (the factors travel as a node input: ForwardContext).
+RopeParams rope_params(const HParams& hp, RopeMode mode);
 
-// rms_norm(x) * weight. x [n, n_tokens] -> [n, n_tokens]
-TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight);
+// "name-il", or name alone for il < 0: llama.cpp's tensor names.
+std::string layer_name(std::string_view name, int64_t il);
+
+// rms_norm(x) * weight, the product named `name`. x [n, ...] -> [n, ...]
+TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight, std::string_view name,
+                int64_t il);
 // Self-attention of layer il, writing this pass's K/V into each sequence's cache and
 // attending per sequence. x [n_embd, n_tokens] (already normed) -> [n_embd, n_tokens]
 TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const LayerWeights& lw);
-// down(silu(gate x) * up x). x [n_embd, n_tokens] -> [n_embd, n_tokens]
-TensorView gated_ffn(ForwardContext& c, const TensorView& x, const LayerWeights& lw);
-// a + b. [n, n_tokens]
-TensorView residual(ForwardContext& c, const TensorView& a, const TensorView& b);
-// Final norm (and, for Head::kLogits, the output projection) of the rows c.out_rows.
-// x [n_embd, n_tokens] -> [n_vocab or n_embd, n_out]
+// down(silu(gate x) * up x). x [n_embd, n] -> [n_embd, n]
+TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const LayerWeights& lw);
+// Final norm (and, for Head::kLogits, the output projection). x [n_embd, n_out] (the output
+// rows only) -> [n_vocab or n_embd, n_out]
 TensorView lm_head(ForwardContext& c, const TensorView& x, const DecoderWeights& w);
-// The standard pre-norm decoder stack over all layers, then the head.
+// The standard pre-norm decoder stack over all layers, then the head. As llama.cpp does, the
+// last layer keeps only the output rows once attention has mixed the tokens.
 TensorView decoder_forward(ForwardContext& c, std::span<const int32_t> tokens, const DecoderWeights& w);
 
 }  // namespace paddock

@@ -16,8 +16,9 @@ KvCacheConfig Model::kv_config(int64_t n_ctx, DType type) const {
                        .type = type};
 }
 
-Result<std::vector<std::vector<float>>> Model::forward_batch(Backend& be, std::span<const SeqInput> seqs,
-                                                             Head head) const {
+Result<std::vector<std::vector<float>>> Model::forward_batch(
+    Backend& be, std::span<const SeqInput> seqs, Head head,
+    const std::function<void(const Node&)>& after) const {
   if (seqs.empty()) return invalid_argument("forward: expected at least one sequence, found none");
   std::vector<int32_t> tokens;
   std::vector<int32_t> pos;
@@ -75,18 +76,23 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(Backend& be, std::s
     // Nothing to output still needs the K/V rows: run the graph with one output row and drop it.
     out_rows.push_back(static_cast<int64_t>(tokens.size()) - 1);
   }
-  Arena arena;
-  ForwardContext c{.be = be,
-                   .arena = arena,
+  Graph g;
+  ForwardContext c{.g = g,
                    .hp = hp_,
-                   .pos = pos,
+                   .pos = g.keep(pos),
                    .seqs = slices,
                    .out_rows = out_rows,
                    .head = head,
-                   .rope = rope()};
+                   .rope = rope(),
+                   .rope_factors = rope_factors()};
   const TensorView result = compute(c, tokens);  // [n_vocab or n_embd, n_out]
+  PADDOCK_TRY(g.allocate(be.device()));
+  PADDOCK_TRY(be.compute(g, after));
+  std::vector<float> values(static_cast<size_t>(result.n_elements()));
+  result.buffer->get(result.offset,
+                     {reinterpret_cast<uint8_t*>(values.data()), values.size() * sizeof(float)});
   const auto width = static_cast<size_t>(result.ne[0]);
-  const float* p = static_cast<const float*>(result.data);
+  const float* p = values.data();
   size_t row = 0;
   for (size_t s = 0; s < seqs.size(); ++s) {
     const SeqInput& in = seqs[s];
@@ -110,25 +116,25 @@ Result<std::vector<float>> Model::forward(Backend& be, KvCache& kv, std::span<co
   return std::move(out[0]);
 }
 
-void Model::shift(Backend& be, KvCache& kv, int64_t first, int64_t n) const {
+Status Model::shift(Backend& be, KvCache& kv, int64_t first, int64_t n) const {
   PADDOCK_CHECK(first >= 0 && n >= 0 && first + n <= kv.used());
   kv.remove(first, n);
   const int64_t moved = kv.used() - first;
-  if (n == 0 || moved == 0) return;
-  const int64_t d = hp_.head_dim_k;
-  const int64_t heads = hp_.n_head_kv;
-  std::vector<float> in(static_cast<size_t>(d * heads * moved));
-  std::vector<float> out(in.size());
+  if (n == 0 || moved == 0) return Status::ok();
   const std::vector<int32_t> delta(static_cast<size_t>(moved), static_cast<int32_t>(-n));
-  const RopeParams rp = rope();
+  Graph g;
   for (int64_t il = 0; il < hp_.n_layer; ++il) {
-    kv.read_k(il, first, moved, in);
-    const TensorView src = TensorView::contiguous(in.data(), DType::kF32, {d, heads, moved});
-    const TensorView dst = TensorView::contiguous(out.data(), DType::kF32, {d, heads, moved});
+    const size_t mark = g.mark();
     // Rotations compose: rotating a key roped at position p by -n gives the key at p - n.
-    be.rope(src, delta, rp, dst);
-    kv.write_k(be, il, first, dst);
+    const TensorView k = kv.k(il, first, moved);  // [d_k, n_head_kv, moved] of the cache type
+    const TensorView f = g.tensor(DType::kF32, {k.ne[0], k.ne[1], k.ne[2]});
+    g.copy(k, f, layer_name("k_shift_in", il));
+    g.copy(g.rope(f, delta, rope(), rope_factors(), layer_name("k_shifted", il)), k,
+           layer_name("k_shift", il));
+    g.release_since(mark, TensorView{});  // the next layer may reuse this one's F32 rows
   }
+  PADDOCK_TRY(g.allocate(be.device()));
+  return be.compute(g);
 }
 
 }  // namespace paddock

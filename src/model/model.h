@@ -5,13 +5,16 @@
 // per sequence over that sequence's cache. Immutable after load; the KvCaches hold all the
 // mutable state, so sequences join and leave a batch between passes.
 //   PADDOCK_ASSIGN(auto model, load_model(*file, *backend));    // registry.h
-//   PADDOCK_ASSIGN(KvCache kv, KvCache::create(model->kv_config(1024, DType::kF16)));
+//   PADDOCK_ASSIGN(KvCache kv, KvCache::create(model->kv_config(1024, DType::kF16), be->device()));
 //   PADDOCK_ASSIGN(std::vector<float> logits, model->forward(*backend, kv, ids, pos, false));
 //   SeqInput in[2] = {{&kv_a, ids_a, pos_a, Outputs::kLast}, {&kv_b, ids_b, pos_b, Outputs::kLast}};
 //   PADDOCK_ASSIGN(auto out, model->forward_batch(*backend, in, Head::kLogits));  // out[s]
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -43,10 +46,13 @@ class Model {
 
   // Evaluates a batch of sequences. Returns, per sequence in input order, its output rows
   // back to back, token order: [n_vocab * n_out] logits, or [n_embd * n_out] final hidden
-  // states (after output_norm) for Head::kHidden; empty for Outputs::kNone. On error no
-  // cache changes. Errors: bad token ids or positions, a repeated cache, context full.
-  Result<std::vector<std::vector<float>>> forward_batch(Backend& be, std::span<const SeqInput> seqs,
-                                                        Head head) const;
+  // states (after output_norm) for Head::kHidden; empty for Outputs::kNone. The pass is one
+  // recorded graph run by `be`; `after` sees each node once it ran (tensor dumps). The
+  // result is read back with one explicit transfer. On error no cache changes. Errors: bad
+  // token ids or positions, a repeated cache, context full, a node the backend cannot run.
+  Result<std::vector<std::vector<float>>> forward_batch(
+      Backend& be, std::span<const SeqInput> seqs, Head head,
+      const std::function<void(const Node&)>& after = {}) const;
 
   // One sequence: the last token's logits [n_vocab], or all [n_vocab * n_tokens] when
   // all_logits.
@@ -56,17 +62,22 @@ class Model {
   // Context shift: drops cells [first, first + n) of kv, moves the later cells down and
   // re-rotates their keys by -n positions (RoPE of the K rows, as llama.cpp's K-shift does),
   // so the cache again holds positions 0..used()-1.
-  void shift(Backend& be, KvCache& kv, int64_t first, int64_t n) const;
+  Status shift(Backend& be, KvCache& kv, int64_t first, int64_t n) const;
+
+  // Keeps the buffer the weight views name (the model file's bytes) alive with the model.
+  void own_weights(std::unique_ptr<Buffer> weights) { weights_ = std::move(weights); }
 
  protected:
   explicit Model(HParams hp) : hp_(std::move(hp)) {}
-  // The architecture's RoPE settings (mode, dims, frequency factors).
+  // The architecture's RoPE settings (mode, dims) and its per-frequency factors, if any.
   virtual RopeParams rope() const = 0;
+  virtual std::optional<TensorView> rope_factors() const = 0;
   // The architecture's graph. Inputs are validated and c.rope is set; returns
   // [n_vocab or n_embd, c.out_rows.size()] as c.head says.
   virtual TensorView compute(ForwardContext& c, std::span<const int32_t> tokens) const = 0;
 
   HParams hp_;
+  std::unique_ptr<Buffer> weights_;
 };
 
 }  // namespace paddock

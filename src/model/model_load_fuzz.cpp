@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const HParams& hp = (*model)->hparams();
   // Keep each input cheap: skip models whose single step would be slow.
   if (hp.n_embd * (hp.n_vocab + hp.n_layer * (4 * hp.n_embd + 3 * hp.n_ff)) > (int64_t{1} << 24)) return 0;
-  auto kv = KvCache::create((*model)->kv_config(2, DType::kF16));
+  auto kv = KvCache::create((*model)->kv_config(2, DType::kF16), backend->device());
   if (!kv.ok()) return 0;
   const int32_t token = 0, pos = 0;
   (void)(*model)->forward(*backend, *kv, std::span(&token, 1), std::span(&pos, 1), false);

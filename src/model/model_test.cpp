@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/graph.h"
 #include "backend/ref/ref_backend.h"
 #include "gguf/writer.h"
 #include "model/registry.h"
@@ -133,7 +134,7 @@ void expect_batch_matches_incremental(const Spec& spec) {
   ASSERT_EQ(n_vocab, spec.n_vocab);
   const std::vector<int32_t> tokens = {1, 7, 3, 39, 0, 12};
   for (DType kv_type : {DType::kF32, DType::kF16}) {
-    Result<KvCache> kv = KvCache::create(model.kv_config(16, kv_type));
+    Result<KvCache> kv = KvCache::create(model.kv_config(16, kv_type), host_device());
     ASSERT_TRUE(kv.ok());
     Result<std::vector<float>> all =
         model.forward(tm.backend(), *kv, tokens, iota_positions(0, tokens.size()), true);
@@ -168,44 +169,27 @@ TEST(Model, Qwen3WithQkNormAndExplicitHeadDim) {
 }
 
 // The ref backend, recording the weight seams: which matrices the loader hands to
-// prepare_weight, and whether the bytes were pinned first.
+// prepare_weight, and whether the backend adopted the file's bytes first.
 class RecordingBackend final : public Backend {
  public:
   std::string_view name() const override { return inner_->name(); }
   bool supports(Op op, std::span<const DType> types) const override { return inner_->supports(op, types); }
-  void get_rows(const TensorView& t, std::span<const int32_t> ids, const TensorView& d) override {
-    inner_->get_rows(t, ids, d);
+  Device& device() override { return inner_->device(); }
+  Status compute(const Graph& g, const std::function<void(const Node&)>& after) override {
+    return inner_->compute(g, after);
   }
-  void mul_mat(const TensorView& w, const TensorView& x, const TensorView& d) override {
-    inner_->mul_mat(w, x, d);
-  }
-  void rms_norm(const TensorView& x, float eps, const TensorView& d) override { inner_->rms_norm(x, eps, d); }
-  void mul(const TensorView& a, const TensorView& b, const TensorView& d) override { inner_->mul(a, b, d); }
-  void add(const TensorView& a, const TensorView& b, const TensorView& d) override { inner_->add(a, b, d); }
-  void rope(const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
-            const TensorView& d) override {
-    inner_->rope(x, pos, p, d);
-  }
-  void swiglu(const TensorView& g, const TensorView& u, const TensorView& d) override {
-    inner_->swiglu(g, u, d);
-  }
-  void softmax(const TensorView& x, float scale, const TensorView& d) override {
-    inner_->softmax(x, scale, d);
-  }
-  void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
-                 float scale, const TensorView& d) override {
-    inner_->attention(q, k, v, pos, scale, d);
-  }
-  void copy(const TensorView& s, const TensorView& d) override { inner_->copy(s, d); }
-  void pin_weights(std::span<const uint8_t> bytes, bool) override { pinned_ = bytes; }
+  void adopt_weight_file(std::span<const uint8_t> bytes, bool) override { pinned_ = bytes; }
+  // Weights name the buffer over the adopted bytes; offsets count from their start.
   void prepare_weight(const TensorView& w) override {
-    const auto* p = static_cast<const uint8_t*>(w.data);
-    if (pinned_.empty() || p < pinned_.data() || p >= pinned_.data() + pinned_.size()) unpinned_ = true;
-    prepared_.insert(w.data);
+    if (pinned_.empty() || w.buffer == nullptr || w.buffer->size() != pinned_.size() ||
+        w.offset >= pinned_.size()) {
+      unpinned_ = true;
+    }
+    prepared_.insert(w.offset);
   }
 
   std::span<const uint8_t> pinned_;
-  std::set<const void*> prepared_;
+  std::set<size_t> prepared_;
   bool unpinned_ = false;
 
  private:
@@ -225,7 +209,8 @@ TEST(Model, LoadPreparesEveryMulMatWeightInPinnedBytes) {
     EXPECT_FALSE(rec.unpinned_);
     std::set<std::string> prepared;
     for (const gguf::TensorInfo& t : f.tensors()) {
-      if (rec.prepared_.count(f.tensor_data(t).data())) prepared.insert(std::string(t.name));
+      const auto offset = static_cast<size_t>(f.tensor_data(t).data() - f.bytes().data());
+      if (rec.prepared_.count(offset)) prepared.insert(std::string(t.name));
     }
     std::set<std::string> want = {"output.weight"};
     for (const char* l : {"blk.0.", "blk.1."}) {
@@ -286,7 +271,7 @@ TEST(ModelErrors, ForwardRejectsBadInputsAndFullContext) {
   TinyModel tm(Spec{});
   Result<std::unique_ptr<Model>> m = tm.load();
   ASSERT_TRUE(m.ok()) << m.status().message();
-  Result<KvCache> kv = KvCache::create((*m)->kv_config(4, DType::kF16));
+  Result<KvCache> kv = KvCache::create((*m)->kv_config(4, DType::kF16), host_device());
   ASSERT_TRUE(kv.ok());
   const std::vector<int32_t> five = {1, 2, 3, 4, 5};
   const Status full = (*m)->forward(tm.backend(), *kv, five, iota_positions(0, 5), false).status();

@@ -23,8 +23,11 @@ Result<std::unique_ptr<Model>> load_model(const gguf::File& file, Backend& backe
   if (!arch) return corrupt("missing key general.architecture (expected a string)");
   for (const ArchEntry& e : kArchs) {
     if (e.name != *arch) continue;
-    backend.pin_weights(file.bytes(), file.is_file_mapping());
-    return e.load(file, backend);
+    backend.adopt_weight_file(file.bytes(), file.is_file_mapping());
+    std::unique_ptr<Buffer> weights = wrap_host_memory(file.bytes());
+    PADDOCK_ASSIGN(std::unique_ptr<Model> model, e.load(file, backend, *weights));
+    model->own_weights(std::move(weights));
+    return model;
   }
   std::string names;
   for (const ArchEntry& e : kArchs) names += (names.empty() ? "" : ", ") + std::string(e.name);

@@ -14,7 +14,9 @@
 
 namespace paddock {
 
-using ArchLoader = Result<std::unique_ptr<Model>> (*)(const gguf::File& file, Backend& backend);
+// weights: the buffer over the file's bytes that bound weight views name.
+using ArchLoader = Result<std::unique_ptr<Model>> (*)(const gguf::File& file, Backend& backend,
+                                                      Buffer& weights);
 
 struct ArchEntry {
   std::string_view name;  // general.architecture
@@ -25,7 +27,7 @@ std::span<const ArchEntry> architectures();
 
 // Reads general.architecture and loads with that row's loader. An unknown architecture is
 // kUnsupported with a message naming the supported ones. The file must outlive the model and
-// the backend: its tensor data is pinned in the backend (Backend::pin_weights).
+// the backend: the backend adopts its tensor data (Backend::adopt_weight_file).
 Result<std::unique_ptr<Model>> load_model(const gguf::File& file, Backend& backend);
 
 }  // namespace paddock

@@ -42,6 +42,8 @@ Result<TensorView> WeightBinder::bind(const std::string& name, std::initializer_
   }
   const std::span<const uint8_t> data = file_.tensor_data(*t);
   TensorView v = TensorView::weight(data.data(), t->type, ne);
+  v.buffer = &weights_;
+  v.offset = static_cast<size_t>(data.data() - file_.bytes().data());
   if (data.size() < v.nb[3] * static_cast<size_t>(v.ne[3])) {
     return corrupt("tensor " + name + ": data is " + std::to_string(data.size()) +
                    " bytes, shape needs more");

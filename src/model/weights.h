@@ -1,8 +1,8 @@
 // Binds GGUF tensors by name to views over the mapped file (no copy), checking shape, type
 // and size, with errors that name the tensor: "tensor blk.3.attn_q.weight: expected
-// [256, 256], found [256, 128]". The file's tensor data must already be pinned in the backend
-// (Backend::pin_weights).
-//   WeightBinder b(file, backend);
+// [256, 256], found [256, 128]". Views name `weights`, a buffer over the file's bytes; the
+// backend must already have adopted them (Backend::adopt_weight_file).
+//   WeightBinder b(file, backend, weights);
 //   PADDOCK_ASSIGN(TensorView wq, b.matrix(blk(0, "attn_q.weight"), n_embd, n_embd_q));
 #pragma once
 
@@ -22,7 +22,8 @@ std::string blk(int64_t il, std::string_view suffix);
 
 class WeightBinder {
  public:
-  WeightBinder(const gguf::File& file, Backend& backend) : file_(file), backend_(backend) {}
+  WeightBinder(const gguf::File& file, Backend& backend, Buffer& weights)
+      : file_(file), backend_(backend), weights_(weights) {}
 
   bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
   // ne[i] of a tensor as the file declares it; nullopt when absent (1 beyond its dims).
@@ -40,6 +41,7 @@ class WeightBinder {
 
   const gguf::File& file_;
   Backend& backend_;
+  Buffer& weights_;
 };
 
 }  // namespace paddock

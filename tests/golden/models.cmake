@@ -5,6 +5,15 @@
 # sanitizer builds. Without fixtures a single test skips loudly (exit 77).
 set(_pd_golden_script ${CMAKE_CURRENT_LIST_DIR}/run_model_golden.sh)
 file(GLOB _pd_golden_files "${PADDOCK_FIXTURES_DIR}/golden/*.logits.jsonl")
+# Fixture models of architectures paddock does not run yet, each with the open issue that
+# adds it; that issue deletes its line here together with its arch file.
+set(_pd_pending_models
+    tiny-qwen3moe-q4_k_m tiny-gptoss-mxfp4 tiny-gptoss-ollama-mxfp4  # issue 24 (mixture of experts)
+    tiny-gemma3-q4_k_m tiny-gemma3-ollama-q4_k_m tiny-phi3-q4_k_m)   # issue 29 (gemma3, phi3)
+foreach(_pd_model ${_pd_pending_models})
+  list(FILTER _pd_golden_files EXCLUDE REGEX "/${_pd_model}\\.logits\\.jsonl$")
+endforeach()
+message(STATUS "golden models not yet tested (architecture pending): ${_pd_pending_models}")
 if(NOT _pd_golden_files)
   add_test(NAME golden_models COMMAND ${_pd_golden_script} $<TARGET_FILE:paddock> ${PADDOCK_FIXTURES_DIR} none)
   set_tests_properties(golden_models PROPERTIES LABELS golden SKIP_RETURN_CODE 77)

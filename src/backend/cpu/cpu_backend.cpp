@@ -5,6 +5,7 @@
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/ops.h"
 #include "backend/cpu/repacked_weights.h"
+#include "backend/host_exec.h"
 #include "base/env.h"
 
 namespace paddock {
@@ -13,87 +14,91 @@ namespace {
 
 bool is_float_type(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
+// What the kernels share: the pool, the ISA path, mul_mat's scratch and the weights'
+// interleaved copies.
+struct CpuContext {
+  CpuContext(int n_threads, CpuIsa isa) : pool(n_threads), isa(isa) {}
+
+  // w's interleaved copy, built on first use (load builds them all through prepare_weight);
+  // nullptr where this path has no kernel for it or w cannot be repacked.
+  const uint8_t* interleaved(const TensorView& w) {
+    return cpu::gemm_kernel(isa, w.type) != nullptr ? repacked.find_or_build(pool, w) : nullptr;
+  }
+
+  ThreadPool pool;
+  CpuIsa isa;
+  cpu::Scratch scratch;
+  cpu::RepackedWeights repacked;
+};
+
+bool all_f32(std::span<const DType> types) {
+  return std::all_of(types.begin(), types.end(), [](DType t) { return t == DType::kF32; });
+}
+bool rows_then_f32(std::span<const DType> types) {
+  return !types.empty() && cpu::can_read_rows(types[0]) && all_f32(types.subspan(1));
+}
+bool mul_mat_types(std::span<const DType> types) {
+  return !types.empty() && cpu::can_mul_mat(types[0]) && all_f32(types.subspan(1));
+}
+// q F32; k and v of one KV cache type.
+bool attention_types(std::span<const DType> types) {
+  return types.size() == 3 && types[0] == DType::kF32 && is_kv_cache_type(types[1]) && types[2] == types[1];
+}
+
+void run_get_rows(CpuContext& c, const Node& n) { cpu::get_rows(c.pool, n.src[0], n.ids, n.dst); }
+void run_mul_mat(CpuContext& c, const Node& n) {
+  cpu::mul_mat(c.pool, c.isa, c.scratch, n.src[0], c.interleaved(n.src[0]), n.src[1], n.dst);
+}
+void run_rms_norm(CpuContext& c, const Node& n) { cpu::rms_norm(c.pool, n.src[0], n.scalar, n.dst); }
+void run_mul(CpuContext& c, const Node& n) { cpu::mul(c.pool, n.src[0], n.src[1], n.dst); }
+void run_add(CpuContext& c, const Node& n) { cpu::add(c.pool, n.src[0], n.src[1], n.dst); }
+void run_rope(CpuContext& c, const Node& n) { cpu::rope(c.pool, n.src[0], n.ids, n.rope, n.dst); }
+void run_swiglu(CpuContext& c, const Node& n) { cpu::swiglu(c.pool, c.isa, n.src[0], n.src[1], n.dst); }
+void run_attention(CpuContext& c, const Node& n) {
+  cpu::attention(c.pool, c.isa, n.src[0], n.src[1], n.src[2], n.ids, n.scalar, n.dst);
+}
+void run_copy(CpuContext& c, const Node& n) {
+  if (is_float_type(n.src[0].type) && is_float_type(n.dst.type)) {
+    cpu::copy(c.pool, c.isa, n.src[0], n.dst);
+  } else {
+    copy_through_f32(n.src[0], n.dst);
+  }
+}
+
+constexpr HostKernelTable<CpuContext> kKernels = {{
+    {rows_then_f32, run_get_rows},
+    {mul_mat_types, run_mul_mat},
+    {all_f32, run_rms_norm},
+    {all_f32, run_mul},
+    {all_f32, run_add},
+    {all_f32, run_rope},
+    {all_f32, run_swiglu},
+    {attention_types, run_attention},
+    {supports_copy, run_copy},
+}};
+static_assert(complete(kKernels), "a kernel row for every op");
+
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(int n_threads, CpuIsa isa) : pool_(n_threads), isa_(isa) {
+  CpuBackend(int n_threads, CpuIsa isa) : ctx_(n_threads, isa) {
     name_ = "cpu-" + std::string(cpu_isa_name(isa));
   }
 
   std::string_view name() const override { return name_; }
-
+  Device& device() override { return host_device(); }
   bool supports(Op op, std::span<const DType> types) const override {
-    auto all = [&](auto pred) { return std::all_of(types.begin(), types.end(), pred); };
-    auto f32 = [](DType t) { return t == DType::kF32; };
-    switch (op) {
-      case Op::kGetRows:
-        return !types.empty() && cpu::can_read_rows(types[0]) &&
-               std::all_of(types.begin() + 1, types.end(), f32);
-      case Op::kMulMat:
-        return !types.empty() && cpu::can_mul_mat(types[0]) &&
-               std::all_of(types.begin() + 1, types.end(), f32);
-      case Op::kAttention:
-        return !types.empty() && types[0] == DType::kF32 &&
-               std::all_of(types.begin() + 1, types.end(), [](DType t) {
-                 return t == DType::kF32 || t == DType::kF16 || t == DType::kQ8_0 || t == DType::kQ4_0;
-               });
-      case Op::kCopy: return all(is_float_type);
-      case Op::kRmsNorm:
-      case Op::kMul:
-      case Op::kAdd:
-      case Op::kRope:
-      case Op::kSwiglu:
-      case Op::kSoftmax: return all(f32);
-      case Op::kCount: break;
-    }
-    return false;
+    return table_supports(kKernels, op, types);
   }
-
-  void get_rows(const TensorView& table, std::span<const int32_t> ids, const TensorView& dst) override {
-    cpu::get_rows(pool_, table, ids, dst);
+  Status compute(const Graph& g, const std::function<void(const Node&)>& after) override {
+    return run_host_graph(*this, ctx_, kKernels, g, after);
   }
-  void mul_mat(const TensorView& w, const TensorView& x, const TensorView& dst) override {
-    cpu::mul_mat(pool_, isa_, scratch_, w, interleaved(w), x, dst);
+  void adopt_weight_file(std::span<const uint8_t> bytes, bool release_pages) override {
+    ctx_.repacked.adopt(bytes, release_pages);
   }
-  void rms_norm(const TensorView& x, float eps, const TensorView& dst) override {
-    cpu::rms_norm(pool_, x, eps, dst);
-  }
-  void mul(const TensorView& a, const TensorView& b, const TensorView& dst) override {
-    cpu::mul(pool_, a, b, dst);
-  }
-  void add(const TensorView& a, const TensorView& b, const TensorView& dst) override {
-    cpu::add(pool_, a, b, dst);
-  }
-  void rope(const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
-            const TensorView& dst) override {
-    cpu::rope(pool_, x, pos, p, dst);
-  }
-  void swiglu(const TensorView& gate, const TensorView& up, const TensorView& dst) override {
-    cpu::swiglu(pool_, isa_, gate, up, dst);
-  }
-  void softmax(const TensorView& x, float scale, const TensorView& dst) override {
-    cpu::softmax(pool_, x, scale, dst);
-  }
-  void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
-                 float scale, const TensorView& dst) override {
-    cpu::attention(pool_, isa_, q, k, v, pos, scale, dst);
-  }
-  void copy(const TensorView& src, const TensorView& dst) override { cpu::copy(pool_, isa_, src, dst); }
-  void pin_weights(std::span<const uint8_t> bytes, bool release_pages) override {
-    repacked_.pin(bytes, release_pages);
-  }
-  void prepare_weight(const TensorView& w) override { interleaved(w); }
+  void prepare_weight(const TensorView& w) override { ctx_.interleaved(host_view(w)); }
 
  private:
-  // w's interleaved copy, built on first use (load builds them all through prepare_weight);
-  // nullptr where this path has no kernel for it or w cannot be repacked.
-  const uint8_t* interleaved(const TensorView& w) {
-    return cpu::gemm_kernel(isa_, w.type) != nullptr ? repacked_.find_or_build(pool_, w) : nullptr;
-  }
-
-  ThreadPool pool_;
-  CpuIsa isa_;
-  cpu::Scratch scratch_;
-  cpu::RepackedWeights repacked_;
+  CpuContext ctx_;
   std::string name_;
 };
 

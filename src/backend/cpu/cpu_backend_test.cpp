@@ -9,6 +9,7 @@
 
 #include "backend/cpu/bandwidth.h"
 #include "backend/cpu/test_support.h"
+#include "backend/eager.h"
 #include "quant/quant.h"
 #include "quant/test_data.h"
 
@@ -69,8 +70,8 @@ TEST(CpuBackend, ThreadCountDoesNotChangeResults) {
       auto one = make_cpu_backend(1, isa);
       auto two = make_cpu_backend(2, isa);
       ASSERT_TRUE(one.ok() && two.ok());
-      (*one)->mul_mat(wv, xv, TensorView::contiguous(out1.data(), DType::kF32, {m, n}));
-      (*two)->mul_mat(wv, xv, TensorView::contiguous(out2.data(), DType::kF32, {m, n}));
+      eager::mul_mat(**one, wv, xv, TensorView::contiguous(out1.data(), DType::kF32, {m, n}));
+      eager::mul_mat(**two, wv, xv, TensorView::contiguous(out2.data(), DType::kF32, {m, n}));
       EXPECT_EQ(std::memcmp(out1.data(), out2.data(), out1.size() * sizeof(float)), 0)
           << dtype_name(t) << " " << cpu_isa_name(isa);
     }

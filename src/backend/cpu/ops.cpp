@@ -1,6 +1,6 @@
 // The row-wise ops: each splits the rows (ne[1..3] flattened) of its output across threads
 // and computes a row as the ref backend does, so only the float summation order of the
-// reductions can differ, and swiglu's exp on the SIMD paths (the softmax's vector exp,
+// reductions can differ, and swiglu's exp on the SIMD paths (attention's vector exp,
 // within 2 ulp of std::exp).
 #include <algorithm>
 #include <cmath>
@@ -128,32 +128,6 @@ void rms_norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView
       const float mean = static_cast<float>(sum / static_cast<double>(n));
       const float scale = 1.0f / std::sqrt(mean + eps);
       for (int64_t j = 0; j < n; ++j) out[j] = src[j] * scale;
-    }
-  });
-}
-
-void softmax(ThreadPool& pool, const TensorView& x, float scale, const TensorView& dst) {
-  PADDOCK_CHECK(x.type == DType::kF32 && dst.type == DType::kF32 && x.same_shape(dst));
-  PADDOCK_CHECK(x.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
-  const int64_t n = x.ne[0];
-  // exp costs about ten adds
-  for_rows(pool, n_rows(x), 10 * x.n_elements(), [&](int64_t begin, int64_t end, int) {
-    std::vector<float> tmp(static_cast<size_t>(n));
-    for (int64_t r = begin; r < end; ++r) {
-      const float* src = reinterpret_cast<const float*>(nth_row(x, r));
-      float* out = reinterpret_cast<float*>(nth_row(dst, r));
-      float max = -INFINITY;
-      for (int64_t i = 0; i < n; ++i) {
-        tmp[i] = src[i] * scale;
-        max = std::max(max, tmp[i]);
-      }
-      double sum = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        tmp[i] = std::exp(tmp[i] - max);
-        sum += tmp[i];
-      }
-      const float inv = static_cast<float>(1.0 / sum);
-      for (int64_t i = 0; i < n; ++i) out[i] = tmp[i] * inv;
     }
   });
 }

@@ -33,7 +33,6 @@ void rope(ThreadPool& pool, const TensorView& x, std::span<const int32_t> pos, c
           const TensorView& dst);
 void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up,
             const TensorView& dst);
-void softmax(ThreadPool& pool, const TensorView& x, float scale, const TensorView& dst);
 void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorView& k, const TensorView& v,
                std::span<const int32_t> pos, float scale, const TensorView& dst);
 void copy(ThreadPool& pool, CpuIsa isa, const TensorView& src, const TensorView& dst);

@@ -25,7 +25,7 @@ void release(uintptr_t begin, uintptr_t end) {
 
 }  // namespace
 
-void RepackedWeights::pin(std::span<const uint8_t> bytes, bool release_pages) {
+void RepackedWeights::adopt(std::span<const uint8_t> bytes, bool release_pages) {
   if (!bytes.empty()) regions_.push_back({bytes.data(), bytes.data() + bytes.size(), release_pages});
 }
 

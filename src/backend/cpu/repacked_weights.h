@@ -6,7 +6,7 @@
 // Invariants: only matrices wholly inside pinned bytes are repacked (their bytes never change,
 // so a copy keyed by address stays valid for the backend's lifetime); one op at a time.
 //   RepackedWeights rw;
-//   rw.pin(file_bytes, true);
+//   rw.adopt(file_bytes, true);
 //   const uint8_t* packed = rw.find_or_build(pool, w);  // nullptr: use w as it is
 #pragma once
 
@@ -24,7 +24,7 @@ namespace paddock::cpu {
 
 class RepackedWeights {
  public:
-  void pin(std::span<const uint8_t> bytes, bool release_pages);
+  void adopt(std::span<const uint8_t> bytes, bool release_pages);
   // The interleaved copy of w; nullptr when w is not inside pinned bytes, is not a plain 2-D
   // matrix of a type with an interleaved layout, or its rows are not a multiple of 8.
   const uint8_t* find_or_build(ThreadPool& pool, const TensorView& w);

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/host_exec.h"
 #include "backend/ref/kernels.h"
 
 namespace paddock {
@@ -27,67 +28,11 @@ struct MatrixKeyHash {
   }
 };
 
-class RefBackend final : public Backend {
+// The state kernels share: the optional cache of dequantized weights.
+class RefContext {
  public:
-  explicit RefBackend(const RefBackendOptions& options) : options_(options) {}
+  explicit RefContext(const RefBackendOptions& options) : options_(options) {}
 
-  std::string_view name() const override { return "ref"; }
-
-  bool supports(Op op, std::span<const DType> types) const override {
-    auto all = [&](auto pred) { return std::all_of(types.begin(), types.end(), pred); };
-    auto f32 = [](DType t) { return t == DType::kF32; };
-    switch (op) {
-      case Op::kGetRows:
-      case Op::kMulMat:
-        // The first input (the table / weights) may be any readable type; the rest F32.
-        return !types.empty() && ref::can_read_rows(types[0]) &&
-               std::all_of(types.begin() + 1, types.end(), f32);
-      case Op::kAttention:
-        // q F32; k and v of a KV cache type: F16, F32, Q8_0 or Q4_0.
-        return !types.empty() && types[0] == DType::kF32 &&
-               std::all_of(types.begin() + 1, types.end(), [](DType t) {
-                 return t == DType::kF32 || t == DType::kF16 || t == DType::kQ8_0 || t == DType::kQ4_0;
-               });
-      case Op::kCopy: return all(is_float_type);
-      case Op::kRmsNorm:
-      case Op::kMul:
-      case Op::kAdd:
-      case Op::kRope:
-      case Op::kSwiglu:
-      case Op::kSoftmax: return all(f32);
-      case Op::kCount: break;
-    }
-    return false;
-  }
-
-  void get_rows(const TensorView& table, std::span<const int32_t> ids, const TensorView& dst) override {
-    ref::get_rows(table, ids, dst);
-  }
-  void mul_mat(const TensorView& w, const TensorView& x, const TensorView& dst) override {
-    ref::mul_mat(cached_f32(w), x, dst);
-  }
-  void rms_norm(const TensorView& x, float eps, const TensorView& dst) override {
-    ref::rms_norm(x, eps, dst);
-  }
-  void mul(const TensorView& a, const TensorView& b, const TensorView& dst) override { ref::mul(a, b, dst); }
-  void add(const TensorView& a, const TensorView& b, const TensorView& dst) override { ref::add(a, b, dst); }
-  void rope(const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
-            const TensorView& dst) override {
-    ref::rope(x, pos, p, dst);
-  }
-  void swiglu(const TensorView& gate, const TensorView& up, const TensorView& dst) override {
-    ref::swiglu(gate, up, dst);
-  }
-  void softmax(const TensorView& x, float scale, const TensorView& dst) override {
-    ref::softmax(x, scale, dst);
-  }
-  void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
-                 float scale, const TensorView& dst) override {
-    ref::attention(q, k, v, pos, scale, dst);
-  }
-  void copy(const TensorView& src, const TensorView& dst) override { ref::copy(src, dst); }
-
- private:
   // w itself, or an F32 copy of it from the cache (made now if the budget allows).
   TensorView cached_f32(const TensorView& w) {
     if (options_.dequant_cache_bytes == 0 || w.type == DType::kF32 || w.ne[2] != 1 || w.ne[3] != 1) return w;
@@ -105,9 +50,70 @@ class RefBackend final : public Backend {
     return TensorView::contiguous(it->second.data(), DType::kF32, {w.ne[0], w.ne[1]});
   }
 
+ private:
   RefBackendOptions options_;
   std::unordered_map<MatrixKey, std::vector<float>, MatrixKeyHash> cache_;
   size_t held_ = 0;
+};
+
+bool all_f32(std::span<const DType> types) {
+  return std::all_of(types.begin(), types.end(), [](DType t) { return t == DType::kF32; });
+}
+// The first input (a table, weights) of any readable type; the rest F32.
+bool readable_then_f32(std::span<const DType> types) {
+  return !types.empty() && ref::can_read_rows(types[0]) && all_f32(types.subspan(1));
+}
+// q F32; k and v of one KV cache type.
+bool attention_types(std::span<const DType> types) {
+  return types.size() == 3 && types[0] == DType::kF32 && is_kv_cache_type(types[1]) && types[2] == types[1];
+}
+
+void run_get_rows(RefContext&, const Node& n) { ref::get_rows(n.src[0], n.ids, n.dst); }
+void run_mul_mat(RefContext& c, const Node& n) { ref::mul_mat(c.cached_f32(n.src[0]), n.src[1], n.dst); }
+void run_rms_norm(RefContext&, const Node& n) { ref::rms_norm(n.src[0], n.scalar, n.dst); }
+void run_mul(RefContext&, const Node& n) { ref::mul(n.src[0], n.src[1], n.dst); }
+void run_add(RefContext&, const Node& n) { ref::add(n.src[0], n.src[1], n.dst); }
+void run_rope(RefContext&, const Node& n) { ref::rope(n.src[0], n.ids, n.rope, n.dst); }
+void run_swiglu(RefContext&, const Node& n) { ref::swiglu(n.src[0], n.src[1], n.dst); }
+void run_attention(RefContext&, const Node& n) {
+  ref::attention(n.src[0], n.src[1], n.src[2], n.ids, n.scalar, n.dst);
+}
+void run_copy(RefContext&, const Node& n) {
+  if (is_float_type(n.src[0].type) && is_float_type(n.dst.type)) {
+    ref::copy(n.src[0], n.dst);
+  } else {
+    copy_through_f32(n.src[0], n.dst);
+  }
+}
+
+constexpr HostKernelTable<RefContext> kKernels = {{
+    {readable_then_f32, run_get_rows},
+    {readable_then_f32, run_mul_mat},
+    {all_f32, run_rms_norm},
+    {all_f32, run_mul},
+    {all_f32, run_add},
+    {all_f32, run_rope},
+    {all_f32, run_swiglu},
+    {attention_types, run_attention},
+    {supports_copy, run_copy},
+}};
+static_assert(complete(kKernels), "a kernel row for every op");
+
+class RefBackend final : public Backend {
+ public:
+  explicit RefBackend(const RefBackendOptions& options) : ctx_(options) {}
+
+  std::string_view name() const override { return "ref"; }
+  Device& device() override { return host_device(); }
+  bool supports(Op op, std::span<const DType> types) const override {
+    return table_supports(kKernels, op, types);
+  }
+  Status compute(const Graph& g, const std::function<void(const Node&)>& after) override {
+    return run_host_graph(*this, ctx_, kKernels, g, after);
+  }
+
+ private:
+  RefContext ctx_;
 };
 
 }  // namespace

@@ -10,8 +10,8 @@
 
 namespace paddock {
 
-Result<std::unique_ptr<Model>> load_llama(const gguf::File& file, Backend& backend);
-Result<std::unique_ptr<Model>> load_qwen2(const gguf::File& file, Backend& backend);
-Result<std::unique_ptr<Model>> load_qwen3(const gguf::File& file, Backend& backend);
+Result<std::unique_ptr<Model>> load_llama(const gguf::File& file, Backend& backend, Buffer& weights);
+Result<std::unique_ptr<Model>> load_qwen2(const gguf::File& file, Backend& backend, Buffer& weights);
+Result<std::unique_ptr<Model>> load_qwen3(const gguf::File& file, Backend& backend, Buffer& weights);
 
 }  // namespace paddock

@@ -13,7 +13,8 @@ class LlamaModel final : public Model {
   LlamaModel(HParams hp, DecoderWeights w) : Model(std::move(hp)), w_(std::move(w)) {}
 
  protected:
-  RopeParams rope() const override { return rope_params(hp_, w_, RopeMode::kNormal); }
+  RopeParams rope() const override { return rope_params(hp_, RopeMode::kNormal); }
+  std::optional<TensorView> rope_factors() const override { return w_.rope_freqs; }
   TensorView compute(ForwardContext& c, std::span<const int32_t> tokens) const override {
     return decoder_forward(c, tokens, w_);  // [n_vocab or n_embd, n_out]
   }
@@ -24,9 +25,9 @@ class LlamaModel final : public Model {
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> load_llama(const gguf::File& file, Backend& backend) {
+Result<std::unique_ptr<Model>> load_llama(const gguf::File& file, Backend& backend, Buffer& weights) {
   PADDOCK_ASSIGN(HParams hp, load_hparams(file, "llama"));
-  PADDOCK_ASSIGN(DecoderWeights w, bind_decoder(WeightBinder(file, backend), hp,
+  PADDOCK_ASSIGN(DecoderWeights w, bind_decoder(WeightBinder(file, backend, weights), hp,
                                                 DecoderOptions{.qkv_bias = false, .qk_norm = false}));
   return std::unique_ptr<Model>(std::make_unique<LlamaModel>(std::move(hp), std::move(w)));
 }

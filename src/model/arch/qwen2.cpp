@@ -11,7 +11,8 @@ class Qwen2Model final : public Model {
   Qwen2Model(HParams hp, DecoderWeights w) : Model(std::move(hp)), w_(std::move(w)) {}
 
  protected:
-  RopeParams rope() const override { return rope_params(hp_, w_, RopeMode::kNeox); }
+  RopeParams rope() const override { return rope_params(hp_, RopeMode::kNeox); }
+  std::optional<TensorView> rope_factors() const override { return w_.rope_freqs; }
   TensorView compute(ForwardContext& c, std::span<const int32_t> tokens) const override {
     return decoder_forward(c, tokens, w_);  // [n_vocab or n_embd, n_out]
   }
@@ -22,9 +23,9 @@ class Qwen2Model final : public Model {
 
 }  // namespace
 
-Result<std::unique_ptr<Model>> load_qwen2(const gguf::File& file, Backend& backend) {
+Result<std::unique_ptr<Model>> load_qwen2(const gguf::File& file, Backend& backend, Buffer& weights) {
   PADDOCK_ASSIGN(HParams hp, load_hparams(file, "qwen2"));
-  PADDOCK_ASSIGN(DecoderWeights w, bind_decoder(WeightBinder(file, backend), hp,
+  PADDOCK_ASSIGN(DecoderWeights w, bind_decoder(WeightBinder(file, backend, weights), hp,
                                                 DecoderOptions{.qkv_bias = true, .qk_norm = false}));
   return std::unique_ptr<Model>(std::make_unique<Qwen2Model>(std::move(hp), std::move(w)));
 }

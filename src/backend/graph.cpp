@@ -1,0 +1,163 @@
+#include "backend/graph.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+
+namespace paddock {
+
+namespace {
+constexpr size_t kAlign = 64;  // a cache line: kernels' vector loads never split one
+}  // namespace
+
+// The pass's compute buffer: planned while nodes are recorded, memory given by allocate().
+class Graph::ComputeBuffer final : public Buffer {
+ public:
+  Device& device() const override { return mem().device(); }
+  size_t size() const override { return mem().size(); }
+  uint8_t* host() const override { return mem().host(); }
+  void set(size_t offset, std::span<const uint8_t> bytes) override { mem().set(offset, bytes); }
+  void get(size_t offset, std::span<uint8_t> bytes) const override { mem().get(offset, bytes); }
+  void copy_from(const Buffer& src, size_t src_offset, size_t offset, size_t n) override {
+    mem().copy_from(src, src_offset, offset, n);
+  }
+  void clear() override { mem().clear(); }
+
+  std::unique_ptr<Buffer> mem_;
+
+ private:
+  Buffer& mem() const {
+    PADDOCK_CHECK_MSG(mem_ != nullptr, "graph tensors have no memory before Graph::allocate");
+    return *mem_;
+  }
+};
+
+TensorView host_view(const TensorView& v) {
+  if (v.buffer == nullptr) return v;
+  TensorView h = v;
+  uint8_t* base = v.buffer->host();
+  PADDOCK_CHECK_MSG(base != nullptr, "a host kernel was given device memory");
+  h.data = base + v.offset;
+  return h;
+}
+
+Node host_node(const Node& n) {
+  Node h = n;
+  h.dst = host_view(n.dst);
+  for (int i = 0; i < n.n_src; ++i) h.src[i] = host_view(n.src[i]);
+  return h;
+}
+
+Graph::Graph() : compute_(std::make_unique<ComputeBuffer>()) {}
+Graph::~Graph() = default;
+
+TensorView Graph::tensor(DType type, std::initializer_list<int64_t> ne) {
+  TensorView v = TensorView::contiguous(nullptr, type, ne);
+  const size_t size = (v.n_bytes() + kAlign - 1) / kAlign * kAlign;
+  // First fit among the gaps between live blocks, else after the last one.
+  size_t offset = 0;
+  auto it = live_.begin();
+  for (; it != live_.end(); ++it) {
+    if (it->offset - offset >= size) break;
+    offset = it->offset + it->size;
+  }
+  live_.insert(it, Block{offset, size, next_id_++});
+  high_water_ = std::max(high_water_, offset + size);
+  v.buffer = compute_.get();
+  v.offset = offset;
+  return v;
+}
+
+void Graph::release_since(size_t mark, const TensorView& keep) {
+  std::erase_if(live_, [&](const Block& b) {
+    const bool holds_keep =
+        keep.buffer == compute_.get() && keep.offset >= b.offset && keep.offset < b.offset + b.size;
+    return b.id >= mark && !holds_keep;
+  });
+}
+
+std::span<const int32_t> Graph::keep(std::span<const int32_t> ids) {
+  return ids_.emplace_back(ids.begin(), ids.end());
+}
+
+TensorView Graph::record(Op op, std::string name, std::initializer_list<TensorView> src, TensorView dst) {
+  Node n;
+  n.op = op;
+  n.name = std::move(name);
+  n.dst = dst;
+  for (const TensorView& s : src) n.src[n.n_src++] = s;
+  nodes_.push_back(std::move(n));
+  return dst;
+}
+
+TensorView Graph::get_rows(const TensorView& table, std::span<const int32_t> ids, std::string name) {
+  TensorView out = tensor(DType::kF32, {table.ne[0], static_cast<int64_t>(ids.size())});  // [n, n_ids]
+  record(Op::kGetRows, std::move(name), {table}, out);
+  nodes_.back().ids = keep(ids);
+  return out;
+}
+
+TensorView Graph::mul_mat(const TensorView& w, const TensorView& x, std::string name) {
+  PADDOCK_CHECK(w.ne[0] == x.ne[0] && x.type == DType::kF32);
+  TensorView out = tensor(DType::kF32, {w.ne[1], x.ne[1], x.ne[2]});  // [M, N, B]
+  return record(Op::kMulMat, std::move(name), {w, x}, out);
+}
+
+TensorView Graph::rms_norm(const TensorView& x, float eps, std::string name) {
+  TensorView out = tensor(DType::kF32, {x.ne[0], x.ne[1], x.ne[2], x.ne[3]});
+  record(Op::kRmsNorm, std::move(name), {x}, out);
+  nodes_.back().scalar = eps;
+  return out;
+}
+
+TensorView Graph::mul(const TensorView& a, const TensorView& b, std::string name) {
+  TensorView out = tensor(DType::kF32, {a.ne[0], a.ne[1], a.ne[2], a.ne[3]});
+  return record(Op::kMul, std::move(name), {a, b}, out);
+}
+
+TensorView Graph::add(const TensorView& a, const TensorView& b, std::string name) {
+  TensorView out = tensor(DType::kF32, {a.ne[0], a.ne[1], a.ne[2], a.ne[3]});
+  return record(Op::kAdd, std::move(name), {a, b}, out);
+}
+
+TensorView Graph::rope(const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
+                       const std::optional<TensorView>& factors, std::string name) {
+  PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == x.ne[2] && p.freq_factors.empty());
+  TensorView out = tensor(DType::kF32, {x.ne[0], x.ne[1], x.ne[2]});  // [head_dim, n_head, n_tokens]
+  if (factors) {
+    record(Op::kRope, std::move(name), {x, *factors}, out);
+  } else {
+    record(Op::kRope, std::move(name), {x}, out);
+  }
+  nodes_.back().ids = keep(pos);
+  nodes_.back().rope = p;
+  return out;
+}
+
+TensorView Graph::swiglu(const TensorView& gate, const TensorView& up, std::string name) {
+  PADDOCK_CHECK(gate.same_shape(up));
+  TensorView out = tensor(DType::kF32, {gate.ne[0], gate.ne[1], gate.ne[2], gate.ne[3]});
+  return record(Op::kSwiglu, std::move(name), {gate, up}, out);
+}
+
+void Graph::attention(const TensorView& q, const TensorView& k, const TensorView& v,
+                      std::span<const int32_t> pos, float scale, const TensorView& dst, std::string name) {
+  PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == q.ne[2]);
+  record(Op::kAttention, std::move(name), {q, k, v}, dst);
+  nodes_.back().ids = keep(pos);
+  nodes_.back().scalar = scale;
+}
+
+void Graph::copy(const TensorView& src, const TensorView& dst, std::string name) {
+  PADDOCK_CHECK(src.same_shape(dst));
+  record(Op::kCopy, std::move(name), {src}, dst);
+}
+
+void Graph::add_node(Node n) { nodes_.push_back(std::move(n)); }
+
+Status Graph::allocate(Device& device) {
+  PADDOCK_ASSIGN(compute_->mem_, device.alloc(high_water_));
+  return Status::ok();
+}
+
+}  // namespace paddock

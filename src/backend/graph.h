@@ -1,0 +1,104 @@
+// A recorded forward pass: named nodes in execution order, and the plan of the pass's
+// compute buffer. Builders record a node and return its output, a new tensor placed in the
+// compute buffer; allocate() then gives that buffer memory on the backend's device, and
+// Backend::compute runs the nodes in order. Node names are llama.cpp's (`Qcur-3`,
+// `ffn_out-3`, `result_output`) so `paddock eval --dump-tensors` lines up with its dumps.
+// Invariants: nodes run in recording order, so memory released after a node was recorded
+// (release_since) may be reused by later nodes; a view of a planned tensor is valid for the
+// graph's lifetime, its bytes only until allocate()'s buffer is reused by a later release.
+//   Graph g;
+//   TensorView y = g.mul_mat(w, x, "Qcur-0");   // [M, N]
+//   PADDOCK_TRY(g.allocate(be.device()));  PADDOCK_TRY(be.compute(g));
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/buffer.h"
+#include "base/status.h"
+
+namespace paddock {
+
+struct Node {
+  Op op = Op::kCount;
+  std::string name;
+  TensorView dst;
+  std::array<TensorView, 3> src{};
+  int n_src = 0;
+  std::span<const int32_t> ids;  // get_rows: rows; rope, attention: one position per token
+  float scalar = 0;              // rms_norm: eps; attention: scale
+  RopeParams rope;               // rope (src[1], when present, holds the frequency factors)
+
+  std::span<const TensorView> inputs() const { return {src.data(), static_cast<size_t>(n_src)}; }
+};
+
+// Views whose buffer is set get their host address from it (buffer->host() + offset): what
+// host backends do to each input and output before running a node's kernel.
+TensorView host_view(const TensorView& v);
+Node host_node(const Node& n);
+
+class Graph {
+ public:
+  Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph();
+
+  // A new tensor in the compute buffer (contents undefined until a node writes it).
+  TensorView tensor(DType type, std::initializer_list<int64_t> ne);
+  // Tensors planned since mark() are released by release_since, except the one `keep` lies
+  // in: later nodes reuse their memory, so a pass holds one layer's intermediates at a time.
+  size_t mark() const { return next_id_; }
+  void release_since(size_t mark, const TensorView& keep);
+  // Bytes the compute buffer needs so far.
+  size_t planned_bytes() const { return high_water_; }
+
+  // Copies ids into the graph, which keeps them for its lifetime.
+  std::span<const int32_t> keep(std::span<const int32_t> ids);
+
+  // Builders (contracts at Op in backend.h); each returns its new output tensor.
+  TensorView get_rows(const TensorView& table, std::span<const int32_t> ids, std::string name);
+  TensorView mul_mat(const TensorView& w, const TensorView& x, std::string name);
+  TensorView rms_norm(const TensorView& x, float eps, std::string name);
+  TensorView mul(const TensorView& a, const TensorView& b, std::string name);
+  TensorView add(const TensorView& a, const TensorView& b, std::string name);
+  TensorView rope(const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
+                  const std::optional<TensorView>& factors, std::string name);
+  TensorView swiglu(const TensorView& gate, const TensorView& up, std::string name);
+  // These two write into dst (rows of a planned tensor, a KV cache's cells).
+  void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
+                 float scale, const TensorView& dst, std::string name);
+  void copy(const TensorView& src, const TensorView& dst, std::string name);
+  // Any node, its dst given (eager one-op graphs: tests and kernel benches).
+  void add_node(Node n);
+
+  // Gives the compute buffer planned_bytes() of memory on `device`.
+  Status allocate(Device& device);
+  std::span<const Node> nodes() const { return nodes_; }
+
+ private:
+  struct Block {
+    size_t offset;
+    size_t size;
+    size_t id;
+  };
+  TensorView record(Op op, std::string name, std::initializer_list<TensorView> src, TensorView dst);
+
+  class ComputeBuffer;
+  std::unique_ptr<ComputeBuffer> compute_;
+  std::vector<Node> nodes_;
+  std::deque<std::vector<int32_t>> ids_;
+  std::vector<Block> live_;  // sorted by offset
+  size_t next_id_ = 0;
+  size_t high_water_ = 0;
+};
+
+}  // namespace paddock

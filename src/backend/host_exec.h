@@ -1,0 +1,71 @@
+// What the host backends (ref, cpu) share to run a graph: a kernel table indexed by op, one
+// row per op, and the loop that checks each node's types, gives its views host addresses and
+// calls the row's kernel. A backend = its context type + one kKernels table.
+//   constexpr HostKernelTable<Ctx> kKernels = {{ {supports_x, run_x}, ... }};
+//   return run_host_graph(*this, ctx, kKernels, g, after);
+#pragma once
+
+#include <array>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "backend/backend.h"
+#include "backend/graph.h"
+
+namespace paddock {
+
+template <class Ctx>
+struct HostKernel {
+  bool (*supports)(std::span<const DType> types);
+  void (*run)(Ctx& ctx, const Node& node);  // the node's views have host addresses
+};
+template <class Ctx>
+using HostKernelTable = std::array<HostKernel<Ctx>, kOpCount>;
+
+// Node n's input types, in op order (what supports() takes).
+std::array<DType, 3> input_types(const Node& n);
+
+// Types every host backend handles alike: copy between float and KV block types.
+bool supports_copy(std::span<const DType> types);
+// Copies src to dst through F32 rows with the quant table's reference functions: for copies
+// where either side is a block type (KV cache rows), as llama.cpp's CPU backend quantizes its
+// cache. Rows must be dense (nb[0] = the type's block bytes).
+void copy_through_f32(const TensorView& src, const TensorView& dst);
+
+// Every row filled: a table shorter than the op list would leave null kernels.
+template <class Ctx>
+constexpr bool complete(const HostKernelTable<Ctx>& table) {
+  for (const HostKernel<Ctx>& k : table) {
+    if (k.supports == nullptr || k.run == nullptr) return false;
+  }
+  return true;
+}
+
+template <class Ctx>
+bool table_supports(const HostKernelTable<Ctx>& table, Op op, std::span<const DType> types) {
+  return op < Op::kCount && table[static_cast<size_t>(op)].supports(types);
+}
+
+template <class Ctx>
+Status run_host_graph(const Backend& be, Ctx& ctx, const HostKernelTable<Ctx>& table, const Graph& g,
+                      const std::function<void(const Node&)>& after) {
+  for (const Node& n : g.nodes()) {
+    const std::array<DType, 3> types = input_types(n);
+    if (!be.supports(n.op, std::span(types.data(), static_cast<size_t>(n.n_src)))) {
+      return unsupported("backend " + std::string(be.name()) + " cannot run node " + n.name + " (" +
+                         std::string(op_name(n.op)) + " of " + std::string(dtype_name(types[0])) + ")");
+    }
+  }
+  for (const Node& n : g.nodes()) {
+    Node h = host_node(n);
+    if (h.op == Op::kRope && h.n_src == 2) {
+      h.rope.freq_factors = {static_cast<const float*>(h.src[1].data), static_cast<size_t>(h.src[1].ne[0])};
+    }
+    table[static_cast<size_t>(n.op)].run(ctx, h);
+    if (after) after(n);
+  }
+  return Status::ok();
+}
+
+}  // namespace paddock
