@@ -16,17 +16,15 @@ enum class Code {
   kInvalidArgument,  // the caller's input is wrong (HTTP 400)
   kNotFound,         // HTTP 404
   kAlreadyExists,
-  kCorrupt,          // a file or stream is malformed
-  kUnsupported,      // valid, but paddock does not do it (yet)
-  kOutOfRange,       // e.g. context full
+  kCorrupt,      // a file or stream is malformed
+  kUnsupported,  // valid, but paddock does not do it (yet)
+  kOutOfRange,   // e.g. context full
   kResourceExhausted,
   kIo,
   kCancelled,
   kUnavailable,  // retryable (network, busy)
   kInternal,
 };
-
-const char* code_name(Code c);
 
 class [[nodiscard]] Status {
  public:
@@ -58,8 +56,8 @@ inline Status internal_error(std::string m) { return Status(Code::kInternal, std
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}             // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {}      // NOLINT
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
   const Status& status() const {
@@ -83,10 +81,10 @@ class [[nodiscard]] Result {
 // Early-return helpers: PADDOCK_TRY(status_expr); PADDOCK_ASSIGN(auto x, result_expr);
 #define PADDOCK_CONCAT_INNER(a, b) a##b
 #define PADDOCK_CONCAT(a, b) PADDOCK_CONCAT_INNER(a, b)
-#define PADDOCK_TRY(expr)                       \
-  do {                                          \
-    ::paddock::Status _st = (expr);             \
-    if (!_st.is_ok()) return _st;               \
+#define PADDOCK_TRY(expr)           \
+  do {                              \
+    ::paddock::Status _st = (expr); \
+    if (!_st.is_ok()) return _st;   \
   } while (0)
 #define PADDOCK_ASSIGN_IMPL(tmp, decl, expr) \
   auto tmp = (expr);                         \

@@ -36,11 +36,15 @@ constexpr const char* kUsage =
 
 // Each loaded model runs in a `paddock runner` child of this binary, so a crash in a model
 // fails only its own requests; the scheduler pings idle runners before reuse and sizes models
-// with the engine's default context.
+// with the engine's default context and the KV cache type the child reads from the same
+// environment (an unknown type is F16 there too).
 server::SchedulerEffects scheduler_effects() {
-  server::SchedulerEffects e = server::default_scheduler_effects(runner::make_subprocess_factory("/proc/self/exe"));
+  server::SchedulerEffects e =
+      server::default_scheduler_effects(runner::make_subprocess_factory("/proc/self/exe"));
   e.estimate_memory = [](const runner::LoadOptions& load, int num_parallel) {
-    return server::estimate_model_memory(load, num_parallel, engine::resolve_num_ctx(0, 0));
+    const Result<DType> kv_type = engine::parse_kv_cache_type(env_get_or("KV_CACHE_TYPE", ""));
+    return server::estimate_model_memory(load, num_parallel, engine::resolve_num_ctx(0, 0),
+                                         kv_type.ok() ? *kv_type : DType::kF16);
   };
   e.healthy = runner::runner_alive;
   return e;

@@ -18,8 +18,10 @@
 namespace paddock::engine {
 namespace {
 
-std::unique_ptr<LoadedModel> load(const std::string& name, EngineOptions o = {}) {
-  if (o.backend == BackendKind::kAuto) o.backend = BackendKind::kRef;
+// The ref backend unless a test asks for another.
+std::unique_ptr<LoadedModel> load(const std::string& name, EngineOptions o = {},
+                                  BackendKind backend = BackendKind::kRef) {
+  o.backend = backend;
   auto m = LoadedModel::load(testing::fixtures_dir() + "/models/" + name, o);
   EXPECT_TRUE(m.ok()) << m.status().to_string();
   return m.ok() ? std::move(m).value() : nullptr;
@@ -216,8 +218,7 @@ TEST(KvTypes, Q8CacheFollowsF16Closely) {
 
   // The cpu backend's attention reads the Q8_0 cache as the ref backend does.
   const auto cpu =
-      load("tiny-zoo-f32.gguf",
-           {.num_ctx = 64, .num_thread = 2, .backend = BackendKind::kCpu, .kv_type = DType::kQ8_0});
+      load("tiny-zoo-f32.gguf", {.num_ctx = 64, .num_thread = 2, .kv_type = DType::kQ8_0}, BackendKind::kCpu);
   ASSERT_TRUE(cpu);
   auto c = cpu->make_kv_cache();
   ASSERT_TRUE(c.ok());
@@ -277,7 +278,7 @@ TEST(ContextShift, LongGenerationRunsThroughShifts) {
   PADDOCK_REQUIRE_FIXTURES();
   // Small enough for a unit test under sanitizers (16 shifts); the 4096-token run with
   // n_ctx 512 is the golden test eval_context_shift (tests/golden/eval_parallel.cmake).
-  const auto m = load("stories260K.gguf", {.num_ctx = 64, .num_thread = 1, .backend = BackendKind::kCpu});
+  const auto m = load("stories260K.gguf", {.num_ctx = 64, .num_thread = 1}, BackendKind::kCpu);
   ASSERT_TRUE(m);
   CompletionParams p;
   p.prompt = "Once upon a time";

@@ -1,7 +1,9 @@
 // A model ready to generate with: the mapped GGUF file, its tokenizer, the model's weights
 // bound in place, and the backend that runs them, plus the load-time settings (context
-// size, batch size). Immutable after load except for the backend's internal scratch, so one
-// completion runs at a time per LoadedModel (each with its own KvCache).
+// size, batch size, KV cache type). Immutable after load except for the backend's internal
+// scratch and the grammar vocabulary (built once, under a lock), so one forward pass runs
+// at a time per LoadedModel; several completions, each with its own KvCache, share those
+// passes as engine::Sequences (sequence.h).
 //   PADDOCK_ASSIGN(auto m, LoadedModel::load("stories260K.gguf", {.backend = BackendKind::kRef}));
 //   PADDOCK_ASSIGN(KvCache kv, m->make_kv_cache());
 #pragma once
@@ -29,8 +31,7 @@ inline constexpr int64_t kMinNumCtx = 4;  // Ollama clamps num_ctx to at least 4
 inline constexpr int64_t kDefaultNumBatch = 512;
 
 enum class BackendKind {
-  kAuto,  // the optimised CPU backend
-  kCpu,
+  kCpu,  // the optimised CPU backend
   kRef,  // the scalar oracle (tests, golden checks)
 };
 
@@ -38,7 +39,7 @@ struct EngineOptions {
   int64_t num_ctx = 0;    // 0 = kDefaultNumCtx (or the env override), clamped to the trained context
   int64_t num_batch = 0;  // 0 = kDefaultNumBatch; prompt tokens per forward pass
   int num_thread = 0;     // cpu backend threads; 0 = one per physical core (base/cpu_count.h)
-  BackendKind backend = BackendKind::kAuto;
+  BackendKind backend = BackendKind::kCpu;
   // F16, F32, Q8_0 or Q4_0 (OLLAMA_KV_CACHE_TYPE, see parse_kv_cache_type). A block type
   // the model's head dims do not fit falls back to F16 with a warning, as Ollama does.
   DType kv_type = DType::kF16;

@@ -183,13 +183,6 @@ void Writer::set_array_i32(std::string_view k, std::span<const int32_t> items) {
   set(k, std::move(v));
 }
 
-void Writer::set_array_u32(std::string_view k, std::span<const uint32_t> items) {
-  Value v = array_value(ValueType::kU32);
-  v.items.reserve(items.size());
-  for (const uint32_t x : items) v.items.push_back(unsigned_value(ValueType::kU32, x));
-  set(k, std::move(v));
-}
-
 void Writer::set_array_f32(std::string_view k, std::span<const float> items) {
   Value v = array_value(ValueType::kF32);
   v.items.reserve(items.size());

@@ -46,7 +46,6 @@ class Writer {
   void set_string(std::string_view key, std::string_view v);
   void set_array_str(std::string_view key, std::span<const std::string> v);
   void set_array_i32(std::string_view key, std::span<const int32_t> v);
-  void set_array_u32(std::string_view key, std::span<const uint32_t> v);
   void set_array_f32(std::string_view key, std::span<const float> v);
   // Any value, nested arrays included; its strings are copied.
   void set_value(std::string_view key, const Value& v);

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <tuple>
 
+#include "base/checked_math.h"
 #include "base/env.h"
-#include "gguf/gguf.h"
 
 namespace paddock::server {
 
@@ -90,28 +90,42 @@ uint64_t estimate_file_memory(const runner::LoadOptions& load, int) {
   return total;
 }
 
-uint64_t kv_cache_bytes(uint64_t block_count, uint64_t head_count_kv, uint64_t embedding_length,
-                        uint64_t head_count, uint64_t num_ctx, uint64_t num_parallel) {
-  if (head_count == 0) return 0;
-  return 2 * block_count * head_count_kv * (embedding_length / head_count) * (num_ctx * num_parallel) * 2;
+KvCacheConfig kv_cache_config(const gguf::File& file, int64_t num_ctx, DType type) {
+  KvCacheConfig c;
+  const auto arch = file.get_string("general.architecture");
+  if (!arch) return c;
+  const auto get = [&](const char* key) {
+    const auto v = file.get_int(std::string(*arch) + "." + key);
+    return v && *v > 0 ? *v : int64_t{0};
+  };
+  c.n_ctx = std::max<int64_t>(num_ctx, 1);
+  if (const int64_t trained = get("context_length"); trained > 0) c.n_ctx = std::min(c.n_ctx, trained);
+  c.n_layer = get("block_count");
+  const int64_t heads = get("attention.head_count");
+  c.n_head_kv = get("attention.head_count_kv");  // absent or per-layer (an array): as many as heads
+  if (c.n_head_kv == 0) c.n_head_kv = heads;
+  c.head_dim_k = get("attention.key_length");  // qwen3, gemma: not n_embd / n_head
+  if (c.head_dim_k == 0 && heads > 0) c.head_dim_k = get("embedding_length") / heads;
+  c.head_dim_v = get("attention.value_length");
+  if (c.head_dim_v == 0) c.head_dim_v = c.head_dim_k;
+  c.type = kv_type_fits(type, c.head_dim_k, c.head_dim_v) ? type : DType::kF16;
+  return c;
 }
 
-uint64_t estimate_model_memory(const runner::LoadOptions& load, int num_parallel, int64_t default_num_ctx) {
+uint64_t estimate_model_memory(const runner::LoadOptions& load, int num_parallel, int64_t default_num_ctx,
+                               DType kv_type) {
   const uint64_t files = estimate_file_memory(load, num_parallel) + kComputeAllowance;
   auto f = gguf::File::open(load.model_path);
   if (!f.ok()) return files;
-  const auto arch = (*f)->get_string("general.architecture");
-  if (!arch) return files;
-  const auto get = [&](const char* key) {
-    const auto v = (*f)->get_int(std::string(*arch) + "." + key);
-    return v && *v > 0 ? uint64_t(*v) : uint64_t{0};
-  };
-  const uint64_t heads = get("attention.head_count");
-  const uint64_t kv_heads = get("attention.head_count_kv");  // absent or per-layer: as many as heads
-  uint64_t num_ctx = uint64_t(std::max<int64_t>(load.num_ctx > 0 ? load.num_ctx : default_num_ctx, 1));
-  if (const uint64_t trained = get("context_length"); trained > 0) num_ctx = std::min(num_ctx, trained);
-  return files + kv_cache_bytes(get("block_count"), kv_heads ? kv_heads : heads, get("embedding_length"),
-                                heads, num_ctx, uint64_t(std::max(1, num_parallel)));
+  const int64_t num_ctx = load.num_ctx > 0 ? load.num_ctx : default_num_ctx;
+  // The runner allocates one cache of num_ctx cells per parallel slot.
+  const uint64_t per_slot = kv_cache_bytes(kv_cache_config(**f, num_ctx, kv_type));
+  uint64_t total = 0;
+  if (!checked_mul(per_slot, static_cast<uint64_t>(std::max(1, num_parallel)), &total) ||
+      !checked_add(total, files, &total)) {
+    return UINT64_MAX;  // a hostile file's sizes: it cannot fit (and would not load)
+  }
+  return total;
 }
 
 SchedulerEffects default_scheduler_effects(runner::RunnerFactory factory) {

@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "gguf/gguf.h"
+#include "kv/kv_cache.h"
 #include "runner/runner.h"
 #include "server/duration.h"
 
@@ -79,14 +81,19 @@ struct SchedulerEffects {
 uint64_t available_system_memory();
 // The size of the model file plus its adapters and projectors (the weights are mmapped).
 uint64_t estimate_file_memory(const runner::LoadOptions& load, int num_parallel);
-// Ollama's KV estimate: 2 x layers x kv_heads x head_dim x (ctx x parallel) x 2 bytes (f16).
-uint64_t kv_cache_bytes(uint64_t block_count, uint64_t head_count_kv, uint64_t embedding_length,
-                        uint64_t head_count, uint64_t num_ctx, uint64_t num_parallel);
-// What a CPU runner needs: the files, the F16 KV cache for num_ctx x num_parallel cells (from
-// the GGUF's shape; num_ctx = load.num_ctx or default_num_ctx, capped at the trained context),
-// and kComputeAllowance. `serve` plugs it in with the engine's default context.
+// The KV cache of one runner slot, read from the GGUF metadata as the model loader reads it,
+// so that kv_cache_bytes() of it is what the engine allocates: n_layer = block_count,
+// n_head_kv = head_count_kv (else head_count), head_dim_k = key_length (else embedding_length
+// / head_count), head_dim_v = value_length (else head_dim_k); n_ctx = num_ctx capped at the
+// trained context_length. `type` falls back to F16 when the head dims are not whole blocks of
+// it, as engine::LoadedModel does. Missing keys give zero sizes (kv_cache_bytes 0).
+KvCacheConfig kv_cache_config(const gguf::File& file, int64_t num_ctx, DType type);
+// What a CPU runner needs: the files, num_parallel KV caches of kv_cache_config(file, num_ctx,
+// kv_type) (num_ctx = load.num_ctx or default_num_ctx), and kComputeAllowance. `serve` plugs
+// it in with the engine's default context and the KV cache type from the environment.
 inline constexpr uint64_t kComputeAllowance = uint64_t{256} << 20;
-uint64_t estimate_model_memory(const runner::LoadOptions& load, int num_parallel, int64_t default_num_ctx);
+uint64_t estimate_model_memory(const runner::LoadOptions& load, int num_parallel, int64_t default_num_ctx,
+                               DType kv_type);
 // Real effects around a RunnerFactory: MemAvailable, estimate_file_memory, no health check.
 SchedulerEffects default_scheduler_effects(runner::RunnerFactory factory);
 

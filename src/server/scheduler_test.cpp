@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "gguf/writer.h"
 #include "tests/support/fixtures.h"
 
 namespace paddock::server {
@@ -352,22 +354,111 @@ TEST_F(SchedulerTest, ConfigFromEnvironment) {
   EXPECT_EQ(c.max_queue, 512u);
 }
 
-TEST(SchedulerMemory, KvCacheFollowsOllamasFormula) {
-  // 2 x 22 layers x 4 kv heads x (2048/32) x 2048 ctx x 1 x 2 bytes
-  EXPECT_EQ(kv_cache_bytes(22, 4, 2048, 32, 2048, 1), 2ull * 22 * 4 * 64 * 2048 * 2);
-  EXPECT_EQ(kv_cache_bytes(22, 4, 2048, 0, 2048, 1), 0u);
+// A GGUF with no tensors and only these u32 keys of `arch`: all the estimate reads.
+std::string write_metadata_gguf(const std::string& name, const std::string& arch,
+                                const std::vector<std::pair<std::string, uint32_t>>& keys) {
+  gguf::Writer w;
+  w.set_string("general.architecture", arch);
+  for (const auto& [key, value] : keys) w.set_u32(arch + "." + key, value);
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("paddock_sched_" + std::to_string(::getpid()) + "_" + name + ".gguf"))
+                               .string();
+  EXPECT_TRUE(w.write_file(path).is_ok());
+  return path;
+}
+
+// qwen3's head dim is attention.key_length (128 here), not embedding_length / head_count (64).
+const std::vector<std::pair<std::string, uint32_t>> kQwen3Keys = {{"block_count", 2},
+                                                                  {"embedding_length", 256},
+                                                                  {"attention.head_count", 4},
+                                                                  {"attention.head_count_kv", 2},
+                                                                  {"attention.key_length", 128},
+                                                                  {"attention.value_length", 128},
+                                                                  {"context_length", 1024}};
+
+TEST(SchedulerMemory, KvCacheShapeIsTheModelLoaders) {
+  const std::string path = write_metadata_gguf("qwen3", "qwen3", kQwen3Keys);
+  auto f = gguf::File::open(path);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  const KvCacheConfig c = kv_cache_config(**f, 512, DType::kF16);
+  EXPECT_EQ(c.n_layer, 2);
+  EXPECT_EQ(c.n_head_kv, 2);
+  EXPECT_EQ(c.head_dim_k, 128);
+  EXPECT_EQ(c.head_dim_v, 128);
+  EXPECT_EQ(c.n_ctx, 512);
+  EXPECT_EQ(c.type, DType::kF16);
+  // 2 layers x (K + V) x 512 cells x 2 kv heads x 128 x 2 bytes = 1 MiB (head dim 64 would
+  // give half).
+  EXPECT_EQ(kv_cache_bytes(c), 1048576u);
+  EXPECT_EQ(kv_cache_config(**f, 4096, DType::kF16).n_ctx, 1024);  // the trained context caps it
+
+  // Without head_count_kv as many kv heads as heads; without key_length n_embd / n_head.
+  const std::string llama = write_metadata_gguf(
+      "llama", "llama", {{"block_count", 5}, {"embedding_length", 64}, {"attention.head_count", 8}});
+  auto g = gguf::File::open(llama);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  const KvCacheConfig d = kv_cache_config(**g, 100, DType::kF16);
+  EXPECT_EQ(d.n_head_kv, 8);
+  EXPECT_EQ(d.head_dim_k, 8);
+  EXPECT_EQ(d.head_dim_v, 8);
+  // 5 layers x (K + V) x 100 cells x 8 kv heads x 8 x 2 bytes.
+  EXPECT_EQ(kv_cache_bytes(d), 128000u);
+
+  // value_length apart from key_length (deepseek2's 192 / 128).
+  const std::string mla = write_metadata_gguf("mla", "deepseek2",
+                                              {{"block_count", 1},
+                                               {"embedding_length", 64},
+                                               {"attention.head_count", 2},
+                                               {"attention.key_length", 192},
+                                               {"attention.value_length", 128}});
+  auto h = gguf::File::open(mla);
+  ASSERT_TRUE(h.ok()) << h.status().to_string();
+  // 1 layer x 10 cells x 2 kv heads x (192 + 128) x 2 bytes.
+  EXPECT_EQ(kv_cache_bytes(kv_cache_config(**h, 10, DType::kF16)), 12800u);
+  std::filesystem::remove(path);
+  std::filesystem::remove(llama);
+  std::filesystem::remove(mla);
+}
+
+TEST(SchedulerMemory, QuantizedKvCacheCountsBlocks) {
+  const std::string path = write_metadata_gguf("qwen3_q", "qwen3", kQwen3Keys);
+  auto f = gguf::File::open(path);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  // A row of 128 is 4 blocks of 32: Q8_0 4 x 34 = 136 bytes, Q4_0 4 x 18 = 72 bytes.
+  // Q8_0: 2 layers x (K + V) x 512 cells x 2 kv heads x 136 = 557056.
+  const KvCacheConfig q8 = kv_cache_config(**f, 512, DType::kQ8_0);
+  EXPECT_EQ(q8.type, DType::kQ8_0);
+  EXPECT_EQ(kv_cache_bytes(q8), 557056u);
+  // Q4_0: 2 x 2 x 512 x 2 x 72 = 294912.
+  EXPECT_EQ(kv_cache_bytes(kv_cache_config(**f, 512, DType::kQ4_0)), 294912u);
+
+  // Head dim 8 is not a whole block: F16, as the engine falls back.
+  const std::string small = write_metadata_gguf(
+      "small", "llama", {{"block_count", 5}, {"embedding_length", 64}, {"attention.head_count", 8}});
+  auto g = gguf::File::open(small);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  EXPECT_EQ(kv_cache_config(**g, 100, DType::kQ8_0).type, DType::kF16);
+
+  // The estimate: the file, one cache per parallel slot, the compute allowance.
+  const uint64_t file = std::filesystem::file_size(path);
+  EXPECT_EQ(estimate_model_memory({.model_path = path}, 2, 512, DType::kQ8_0),
+            file + 2 * 557056u + kComputeAllowance);
+  std::filesystem::remove(path);
+  std::filesystem::remove(small);
 }
 
 TEST(SchedulerMemory, EstimateAddsKvCacheAndComputeToTheFile) {
   PADDOCK_REQUIRE_FIXTURES();
   const std::string path = testing::fixtures_dir() + "/models/stories260K.gguf";
   const uint64_t file = std::filesystem::file_size(path);
-  // stories260K: 5 layers, 8 heads, 4 kv heads, n_embd 64, trained context 2048 (the cap).
-  const uint64_t kv = kv_cache_bytes(5, 4, 64, 8, 2048, 2);
-  EXPECT_EQ(estimate_model_memory({.model_path = path}, 2, 4096), file + kv + kComputeAllowance);
-  EXPECT_EQ(estimate_model_memory({.model_path = path, .num_ctx = 100}, 1, 4096),
-            file + kv_cache_bytes(5, 4, 64, 8, 100, 1) + kComputeAllowance);
-  EXPECT_EQ(estimate_model_memory({.model_path = "/nonexistent"}, 1, 4096), kComputeAllowance);
+  // stories260K: 5 layers, 8 heads, 4 kv heads, n_embd 64 (head dim 8), trained context 2048
+  // (the cap). Per slot: 5 layers x (K + V) x 2048 cells x 4 kv heads x 8 x 2 bytes = 1310720.
+  EXPECT_EQ(estimate_model_memory({.model_path = path}, 2, 4096, DType::kF16),
+            file + 2 * 1310720u + kComputeAllowance);
+  // 5 x 2 x 100 x 4 x 8 x 2 = 64000; Q8_0 does not fit head dim 8, so the same as F16.
+  EXPECT_EQ(estimate_model_memory({.model_path = path, .num_ctx = 100}, 1, 4096, DType::kQ8_0),
+            file + 64000u + kComputeAllowance);
+  EXPECT_EQ(estimate_model_memory({.model_path = "/nonexistent"}, 1, 4096, DType::kF16), kComputeAllowance);
 }
 
 }  // namespace

@@ -153,8 +153,6 @@ Result<ParamValue> value_from_json(const std::string& key, const nlohmann::json&
 
 }  // namespace
 
-const std::vector<ParamSpec>& param_specs() { return kSpecs; }
-
 const ParamSpec* find_param_spec(std::string_view name) {
   const auto it = std::lower_bound(kSpecs.begin(), kSpecs.end(), name,
                                    [](const ParamSpec& s, std::string_view n) { return s.name < n; });

@@ -23,8 +23,7 @@ struct ParamSpec {
   ParamType type;
 };
 
-// Every parameter Ollama's api.Options / api.Runner knows (sorted by name).
-const std::vector<ParamSpec>& param_specs();
+// The spec of a parameter Ollama's api.Options / api.Runner knows; null for any other name.
 const ParamSpec* find_param_spec(std::string_view name);
 // Names Ollama accepts in a Modelfile but ignores with a warning.
 bool is_deprecated_param(std::string_view name);

@@ -213,9 +213,6 @@ bool Tokenizer::add_eos() const { return vocab_->add_eos; }
 bool Tokenizer::is_eog(int32_t id) const {
   return std::binary_search(vocab_->eog.begin(), vocab_->eog.end(), id);
 }
-bool Tokenizer::is_control(int32_t id) const {
-  return id >= 0 && id < n_vocab() && (vocab_->attr[static_cast<size_t>(id)] & tok::kAttrControl);
-}
 std::string_view Tokenizer::token_text(int32_t id) const {
   return id >= 0 && id < n_vocab() ? std::string_view(vocab_->text[static_cast<size_t>(id)])
                                    : std::string_view();

@@ -57,7 +57,6 @@ class Tokenizer {
   bool add_bos() const;
   bool add_eos() const;
   bool is_eog(int32_t id) const;  // end of generation: eos, eot, eom, <|eot_id|>, <|im_end|>, ...
-  bool is_control(int32_t id) const;
   std::string_view token_text(int32_t id) const;  // the raw vocabulary entry ("" if out of range)
   std::string_view model() const;                 // "llama", "gpt2" or "bert"
   std::string_view pre() const;                   // tokenizer.ggml.pre
