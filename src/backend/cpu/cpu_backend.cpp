@@ -17,7 +17,7 @@ bool is_float_type(DType t) { return t == DType::kF32 || t == DType::kF16 || t =
 // What the kernels share: the pool, the ISA path, mul_mat's scratch and the weights'
 // interleaved copies.
 struct CpuContext {
-  CpuContext(int n_threads, CpuIsa isa) : pool(n_threads), isa(isa) {}
+  CpuContext(int n_threads, CpuIsa path) : pool(n_threads), isa(path) {}
 
   // w's interleaved copy, built on first use (load builds them all through prepare_weight);
   // nullptr where this path has no kernel for it or w cannot be repacked.
