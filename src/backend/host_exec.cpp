@@ -1,5 +1,6 @@
 #include "backend/host_exec.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "base/check.h"
@@ -11,6 +12,14 @@ std::array<DType, 3> input_types(const Node& n) {
   std::array<DType, 3> t{};
   for (int i = 0; i < n.n_src; ++i) t[i] = n.src[i].type;
   return t;
+}
+
+bool all_f32(std::span<const DType> types) {
+  return std::all_of(types.begin(), types.end(), [](DType t) { return t == DType::kF32; });
+}
+
+bool attention_types(std::span<const DType> types) {
+  return types.size() == 3 && types[0] == DType::kF32 && is_kv_cache_type(types[1]) && types[2] == types[1];
 }
 
 bool supports_copy(std::span<const DType> types) {

@@ -26,7 +26,11 @@ using HostKernelTable = std::array<HostKernel<Ctx>, kOpCount>;
 // Node n's input types, in op order (what supports() takes).
 std::array<DType, 3> input_types(const Node& n);
 
-// Types every host backend handles alike: copy between float and KV block types.
+// Type checks the host backends' tables share.
+bool all_f32(std::span<const DType> types);
+// q F32; k and v of one KV cache type.
+bool attention_types(std::span<const DType> types);
+// copy from a float or KV block type.
 bool supports_copy(std::span<const DType> types);
 // Copies src to dst through F32 rows with the quant table's reference functions: for copies
 // where either side is a block type (KV cache rows), as llama.cpp's CPU backend quantizes its

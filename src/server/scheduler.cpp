@@ -6,6 +6,7 @@
 #include <fstream>
 #include <tuple>
 
+#include "backend/buffer.h"
 #include "base/checked_math.h"
 #include "base/env.h"
 
@@ -72,16 +73,7 @@ SchedulerConfig SchedulerConfig::from_env() {
   return c;
 }
 
-uint64_t available_system_memory() {
-  std::ifstream f("/proc/meminfo");
-  std::string key;
-  uint64_t kb = 0;
-  std::string unit;
-  while (f >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return kb * 1024;
-  }
-  return 0;
-}
+uint64_t available_system_memory() { return host_device().memory().free; }
 
 uint64_t estimate_file_memory(const runner::LoadOptions& load, int) {
   uint64_t total = file_size_or_zero(load.model_path);

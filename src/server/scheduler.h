@@ -77,7 +77,8 @@ struct SchedulerEffects {
   bool expiry_thread = true;  // false in tests: they call expire_due() after moving the clock
 };
 
-// MemAvailable from /proc/meminfo (0 when unreadable, which only lets one model load).
+// The host device's free memory: MemAvailable from /proc/meminfo (0 when unreadable, which
+// only lets one model load).
 uint64_t available_system_memory();
 // The size of the model file plus its adapters and projectors (the weights are mmapped).
 uint64_t estimate_file_memory(const runner::LoadOptions& load, int num_parallel);

@@ -31,18 +31,11 @@ struct CpuContext {
   cpu::RepackedWeights repacked;
 };
 
-bool all_f32(std::span<const DType> types) {
-  return std::all_of(types.begin(), types.end(), [](DType t) { return t == DType::kF32; });
-}
 bool rows_then_f32(std::span<const DType> types) {
   return !types.empty() && cpu::can_read_rows(types[0]) && all_f32(types.subspan(1));
 }
 bool mul_mat_types(std::span<const DType> types) {
   return !types.empty() && cpu::can_mul_mat(types[0]) && all_f32(types.subspan(1));
-}
-// q F32; k and v of one KV cache type.
-bool attention_types(std::span<const DType> types) {
-  return types.size() == 3 && types[0] == DType::kF32 && is_kv_cache_type(types[1]) && types[2] == types[1];
 }
 
 void run_get_rows(CpuContext& c, const Node& n) { cpu::get_rows(c.pool, n.src[0], n.ids, n.dst); }

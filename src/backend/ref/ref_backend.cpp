@@ -56,16 +56,9 @@ class RefContext {
   size_t held_ = 0;
 };
 
-bool all_f32(std::span<const DType> types) {
-  return std::all_of(types.begin(), types.end(), [](DType t) { return t == DType::kF32; });
-}
 // The first input (a table, weights) of any readable type; the rest F32.
 bool readable_then_f32(std::span<const DType> types) {
   return !types.empty() && ref::can_read_rows(types[0]) && all_f32(types.subspan(1));
-}
-// q F32; k and v of one KV cache type.
-bool attention_types(std::span<const DType> types) {
-  return types.size() == 3 && types[0] == DType::kF32 && is_kv_cache_type(types[1]) && types[2] == types[1];
 }
 
 void run_get_rows(RefContext&, const Node& n) { ref::get_rows(n.src[0], n.ids, n.dst); }
