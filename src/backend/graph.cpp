@@ -41,11 +41,14 @@ TensorView host_view(const TensorView& v) {
   return h;
 }
 
-Node host_node(const Node& n) {
-  Node h = n;
-  h.dst = host_view(n.dst);
-  for (int i = 0; i < n.n_src; ++i) h.src[i] = host_view(n.src[i]);
-  return h;
+void host_node(const Node& n, Node& out) {
+  out.op = n.op;
+  out.dst = host_view(n.dst);
+  out.n_src = n.n_src;
+  for (int i = 0; i < n.n_src; ++i) out.src[i] = host_view(n.src[i]);
+  out.ids = n.ids;
+  out.scalar = n.scalar;
+  out.rope = n.rope;
 }
 
 Graph::Graph() : compute_(std::make_unique<ComputeBuffer>()) {}

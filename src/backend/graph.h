@@ -43,7 +43,9 @@ struct Node {
 // Views whose buffer is set get their host address from it (buffer->host() + offset): what
 // host backends do to each input and output before running a node's kernel.
 TensorView host_view(const TensorView& v);
-Node host_node(const Node& n);
+// n with host addresses, written into `out` (reused across a pass's nodes). The name is not
+// copied: kernels never read it, and copying it would allocate for names of 16+ characters.
+void host_node(const Node& n, Node& out);
 
 class Graph {
  public:

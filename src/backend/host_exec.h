@@ -61,8 +61,9 @@ Status run_host_graph(const Backend& be, Ctx& ctx, const HostKernelTable<Ctx>& t
                          std::string(op_name(n.op)) + " of " + std::string(dtype_name(types[0])) + ")");
     }
   }
+  Node h;
   for (const Node& n : g.nodes()) {
-    Node h = host_node(n);
+    host_node(n, h);
     if (h.op == Op::kRope && h.n_src == 2) {
       h.rope.freq_factors = {static_cast<const float*>(h.src[1].data), static_cast<size_t>(h.src[1].ne[0])};
     }
