@@ -270,7 +270,7 @@ TEST(ContextShift, ReRotatedKeysEqualFreshKeys) {
   const auto& hp = m->model().hparams();
   const std::vector<float> a = read_keys(*kv, n);
   const std::vector<float> b = read_keys(*fresh, n);
-  ASSERT_EQ(a.size(), static_cast<size_t>(hp.head_dim_k * hp.n_head_kv * n));
+  ASSERT_EQ(a.size(), static_cast<size_t>(hp.n_embd_k(0) * n));
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5) << i;
 }
 

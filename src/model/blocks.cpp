@@ -6,42 +6,69 @@
 
 namespace paddock {
 
-Result<DecoderWeights> bind_decoder(const WeightBinder& b, HParams& hp, const DecoderOptions& opt) {
-  DecoderWeights w;
+Result<EmbdHeadWeights> bind_embd_head(WeightBinder& b, HParams& hp) {
+  EmbdHeadWeights w;
   const std::string embd = "token_embd.weight";
   // The vocabulary size comes from the embedding table itself.
   const std::optional<int64_t> n_vocab = b.dim(embd, 1);
   if (!n_vocab) return corrupt("missing tensor " + embd);
-  PADDOCK_ASSIGN(w.tok_embd, b.matrix(embd, hp.n_embd, *n_vocab, Op::kGetRows));
+  PADDOCK_ASSIGN(w.tok_embd, b.tensor(embd, {hp.n_embd, *n_vocab}, Use::kGetRows));
   hp.n_vocab = w.tok_embd.ne[1];
-  PADDOCK_ASSIGN(w.output_norm, b.vector("output_norm.weight", hp.n_embd));
+  PADDOCK_ASSIGN(w.output_norm, b.tensor("output_norm.weight", {hp.n_embd}));
   if (b.has("output.weight")) {
-    PADDOCK_ASSIGN(w.output, b.matrix("output.weight", hp.n_embd, hp.n_vocab));
+    PADDOCK_ASSIGN(w.output, b.tensor("output.weight", {hp.n_embd, hp.n_vocab}, Use::kMulMat));
   } else {
-    PADDOCK_ASSIGN(w.output, b.matrix(embd, hp.n_embd, hp.n_vocab));
+    PADDOCK_ASSIGN(w.output, b.tensor(embd, {hp.n_embd, hp.n_vocab}, Use::kMulMat, Bind::kDuplicated));
   }
-  PADDOCK_ASSIGN(w.rope_freqs, b.optional_vector("rope_freqs.weight", hp.n_rot / 2));
-  for (int64_t il = 0; il < hp.n_layer; ++il) {
-    LayerWeights& lw = w.layers.emplace_back();
-    PADDOCK_ASSIGN(lw.attn_norm, b.vector(blk(il, "attn_norm.weight"), hp.n_embd));
-    PADDOCK_ASSIGN(lw.wq, b.matrix(blk(il, "attn_q.weight"), hp.n_embd, hp.n_embd_q()));
-    PADDOCK_ASSIGN(lw.wk, b.matrix(blk(il, "attn_k.weight"), hp.n_embd, hp.n_embd_k()));
-    PADDOCK_ASSIGN(lw.wv, b.matrix(blk(il, "attn_v.weight"), hp.n_embd, hp.n_embd_v()));
-    PADDOCK_ASSIGN(lw.wo, b.matrix(blk(il, "attn_output.weight"), hp.n_head * hp.head_dim_v, hp.n_embd));
-    if (opt.qkv_bias) {
-      PADDOCK_ASSIGN(lw.bq, b.vector(blk(il, "attn_q.bias"), hp.n_embd_q()));
-      PADDOCK_ASSIGN(lw.bk, b.vector(blk(il, "attn_k.bias"), hp.n_embd_k()));
-      PADDOCK_ASSIGN(lw.bv, b.vector(blk(il, "attn_v.bias"), hp.n_embd_v()));
-    }
-    if (opt.qk_norm) {
-      PADDOCK_ASSIGN(lw.q_norm, b.vector(blk(il, "attn_q_norm.weight"), hp.head_dim_k));
-      PADDOCK_ASSIGN(lw.k_norm, b.vector(blk(il, "attn_k_norm.weight"), hp.head_dim_k));
-    }
-    PADDOCK_ASSIGN(lw.ffn_norm, b.vector(blk(il, "ffn_norm.weight"), hp.n_embd));
-    PADDOCK_ASSIGN(lw.ffn_gate, b.matrix(blk(il, "ffn_gate.weight"), hp.n_embd, hp.n_ff));
-    PADDOCK_ASSIGN(lw.ffn_up, b.matrix(blk(il, "ffn_up.weight"), hp.n_embd, hp.n_ff));
-    PADDOCK_ASSIGN(lw.ffn_down, b.matrix(blk(il, "ffn_down.weight"), hp.n_ff, hp.n_embd));
-  }
+  return w;
+}
+
+namespace {
+
+// A weight group an arch asks for: required, optional, or not bound at all.
+Result<std::optional<TensorView>> bind_part(WeightBinder& b, Part part, const std::string& name,
+                                            std::initializer_list<int64_t> ne) {
+  if (part == Part::kAbsent) return std::optional<TensorView>();
+  if (part == Part::kOptional) return b.optional(name, ne);
+  PADDOCK_ASSIGN(TensorView v, b.tensor(name, ne));
+  return std::optional<TensorView>(v);
+}
+
+}  // namespace
+
+Result<AttnWeights> bind_attention(WeightBinder& b, const HParams& hp, int64_t il, const AttnParts& parts) {
+  AttnWeights w;
+  const int64_t n_q = hp.n_embd_q(il), n_k = hp.n_embd_k(il), n_v = hp.n_embd_v(il);
+  PADDOCK_ASSIGN(w.wq, b.tensor(blk(il, "attn_q.weight"), {hp.n_embd, n_q}, Use::kMulMat));
+  PADDOCK_ASSIGN(w.wk, b.tensor(blk(il, "attn_k.weight"), {hp.n_embd, n_k}, Use::kMulMat));
+  PADDOCK_ASSIGN(w.wv, b.tensor(blk(il, "attn_v.weight"), {hp.n_embd, n_v}, Use::kMulMat));
+  PADDOCK_ASSIGN(w.wo, b.tensor(blk(il, "attn_output.weight"), {hp.layer(il).n_head * hp.head_dim_v, hp.n_embd},
+                                Use::kMulMat));
+  PADDOCK_ASSIGN(w.bq, bind_part(b, parts.qkv_bias, blk(il, "attn_q.bias"), {n_q}));
+  PADDOCK_ASSIGN(w.bk, bind_part(b, parts.qkv_bias, blk(il, "attn_k.bias"), {n_k}));
+  PADDOCK_ASSIGN(w.bv, bind_part(b, parts.qkv_bias, blk(il, "attn_v.bias"), {n_v}));
+  PADDOCK_ASSIGN(w.bo, b.optional(blk(il, "attn_output.bias"), {hp.n_embd}));
+  PADDOCK_ASSIGN(w.q_norm, bind_part(b, parts.qk_norm, blk(il, "attn_q_norm.weight"), {hp.head_dim_k}));
+  PADDOCK_ASSIGN(w.k_norm, bind_part(b, parts.qk_norm, blk(il, "attn_k_norm.weight"), {hp.head_dim_k}));
+  return w;
+}
+
+Result<FfnWeights> bind_gated_ffn(WeightBinder& b, const HParams& hp, int64_t il) {
+  FfnWeights w;
+  const int64_t n_ff = hp.layer(il).n_ff;
+  PADDOCK_ASSIGN(w.gate, b.tensor(blk(il, "ffn_gate.weight"), {hp.n_embd, n_ff}, Use::kMulMat));
+  PADDOCK_ASSIGN(w.up, b.tensor(blk(il, "ffn_up.weight"), {hp.n_embd, n_ff}, Use::kMulMat));
+  PADDOCK_ASSIGN(w.down, b.tensor(blk(il, "ffn_down.weight"), {n_ff, hp.n_embd}, Use::kMulMat));
+  return w;
+}
+
+Result<PreNormLayerWeights> bind_pre_norm_layer(WeightBinder& b, const HParams& hp, int64_t il,
+                                                const AttnParts& parts) {
+  PreNormLayerWeights w;
+  PADDOCK_ASSIGN(w.attn_norm, b.tensor(blk(il, "attn_norm.weight"), {hp.n_embd}));
+  PADDOCK_ASSIGN(w.attn, bind_attention(b, hp, il, parts));
+  PADDOCK_ASSIGN(w.ffn_norm, b.tensor(blk(il, "ffn_norm.weight"), {hp.n_embd}));
+  PADDOCK_ASSIGN(w.ffn, bind_gated_ffn(b, hp, il));
   return w;
 }
 
@@ -92,16 +119,17 @@ TensorView rows(const TensorView& t, int64_t first, int64_t n) {
 
 }  // namespace
 
-TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const LayerWeights& lw) {
+TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const AttnWeights& w) {
   const HParams& hp = c.hp;
+  const LayerParams& lp = hp.layer(il);
   const int64_t n = c.n_tokens();
-  const TensorView q = heads_with_rope(c, linear(c, lw.wq, lw.bq, x, layer_name("Qcur", il)), hp.head_dim_k,
-                                       lw.q_norm, "Qcur", il);  // [d_k, n_head, n]
-  const TensorView k = heads_with_rope(c, linear(c, lw.wk, lw.bk, x, layer_name("Kcur", il)), hp.head_dim_k,
-                                       lw.k_norm, "Kcur", il);  // [d_k, n_head_kv, n]
-  const TensorView v = linear(c, lw.wv, lw.bv, x, layer_name("Vcur", il))
-                           .reshape({hp.head_dim_v, hp.n_head_kv, n});            // [d_v, n_head_kv, n]
-  const TensorView out = c.g.tensor(DType::kF32, {hp.head_dim_v, hp.n_head, n});  // [d_v, n_head, n]
+  const TensorView q = heads_with_rope(c, linear(c, w.wq, w.bq, x, layer_name("Qcur", il)), hp.head_dim_k,
+                                       w.q_norm, "Qcur", il);  // [d_k, n_head, n]
+  const TensorView k = heads_with_rope(c, linear(c, w.wk, w.bk, x, layer_name("Kcur", il)), hp.head_dim_k,
+                                       w.k_norm, "Kcur", il);  // [d_k, n_head_kv, n]
+  const TensorView v = linear(c, w.wv, w.bv, x, layer_name("Vcur", il))
+                           .reshape({hp.head_dim_v, lp.n_head_kv, n});            // [d_v, n_head_kv, n]
+  const TensorView out = c.g.tensor(DType::kF32, {hp.head_dim_v, lp.n_head, n});  // [d_v, n_head, n]
   const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
   for (const SeqSlice& s : c.seqs) {
     KvCache& kv = *s.kv;
@@ -114,44 +142,36 @@ TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const L
                   c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)), scale,
                   rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
   }
-  return linear(c, lw.wo, std::nullopt, out.reshape({hp.head_dim_v * hp.n_head, n}),
+  return linear(c, w.wo, w.bo, out.reshape({hp.head_dim_v * lp.n_head, n}),
                 layer_name("attn_out", il));  // [n_embd, n]
 }
 
-TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const LayerWeights& lw) {
-  const TensorView gate = c.g.mul_mat(lw.ffn_gate, x, layer_name("ffn_gate", il));  // [n_ff, n]
-  const TensorView up = c.g.mul_mat(lw.ffn_up, x, layer_name("ffn_up", il));        // [n_ff, n]
-  const TensorView act = c.g.swiglu(gate, up, layer_name("ffn_swiglu", il));        // [n_ff, n]
-  return c.g.mul_mat(lw.ffn_down, act, layer_name("ffn_out", il));                  // [n_embd, n]
+TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const FfnWeights& w) {
+  const TensorView gate = c.g.mul_mat(w.gate, x, layer_name("ffn_gate", il));  // [n_ff, n]
+  const TensorView up = c.g.mul_mat(w.up, x, layer_name("ffn_up", il));        // [n_ff, n]
+  const TensorView act = c.g.swiglu(gate, up, layer_name("ffn_swiglu", il));   // [n_ff, n]
+  return c.g.mul_mat(w.down, act, layer_name("ffn_out", il));                  // [n_embd, n]
 }
 
-TensorView lm_head(ForwardContext& c, const TensorView& x, const DecoderWeights& w) {
+void keep_output_rows(ForwardContext& c, int64_t il, TensorView& cur, TensorView& residual) {
+  if (!c.last_layer(il) || static_cast<int64_t>(c.out_rows.size()) == c.n_tokens()) return;
+  cur = c.g.get_rows(cur, c.out_rows, layer_name("attn_out_rows", il));        // [n, n_out]
+  residual = c.g.get_rows(residual, c.out_rows, layer_name("inp_rows", il));  // [n, n_out]
+}
+
+TensorView pre_norm_layer(ForwardContext& c, int64_t il, const TensorView& x, const PreNormLayerWeights& w) {
+  TensorView residual = x;
+  TensorView a = attention(c, il, norm(c, x, w.attn_norm, "attn_norm", il), w.attn);  // [n_embd, n_tokens]
+  keep_output_rows(c, il, a, residual);
+  const TensorView ffn_inp = c.g.add(residual, a, layer_name("ffn_inp", il));                // [n_embd, n]
+  const TensorView f = gated_ffn(c, il, norm(c, ffn_inp, w.ffn_norm, "ffn_norm", il), w.ffn);  // [n_embd, n]
+  return c.g.add(ffn_inp, f, layer_name("l_out", il));                                       // [n_embd, n]
+}
+
+TensorView lm_head(ForwardContext& c, const TensorView& x, const EmbdHeadWeights& w) {
   const TensorView h = norm(c, x, w.output_norm, "result_norm", -1);  // [n_embd, n_out]
   if (c.head == Head::kHidden) return h;
   return c.g.mul_mat(w.output, h, "result_output");  // [n_vocab, n_out]
-}
-
-TensorView decoder_forward(ForwardContext& c, std::span<const int32_t> tokens, const DecoderWeights& w) {
-  PADDOCK_CHECK(static_cast<int64_t>(tokens.size()) == c.n_tokens());
-  const bool pick_rows = static_cast<int64_t>(c.out_rows.size()) != c.n_tokens();
-  std::vector<int32_t> out_ids(c.out_rows.begin(), c.out_rows.end());
-  // Each layer's end releases everything since here but its output, the layer input included.
-  const size_t mark = c.g.mark();
-  TensorView x = c.g.get_rows(w.tok_embd, tokens, "embd");  // [n_embd, n_tokens]
-  for (int64_t il = 0; il < c.hp.n_layer; ++il) {
-    const LayerWeights& lw = w.layers[il];
-    TensorView a = attention(c, il, norm(c, x, lw.attn_norm, "attn_norm", il), lw);  // [n_embd, n_tokens]
-    if (il == c.hp.n_layer - 1 && pick_rows) {
-      // From here on every op is row-wise: only the output rows need computing.
-      a = c.g.get_rows(a, out_ids, layer_name("attn_out_rows", il));  // [n_embd, n_out]
-      x = c.g.get_rows(x, out_ids, layer_name("inp_rows", il));       // [n_embd, n_out]
-    }
-    const TensorView ffn_inp = c.g.add(x, a, layer_name("ffn_inp", il));                       // [n_embd, n]
-    const TensorView f = gated_ffn(c, il, norm(c, ffn_inp, lw.ffn_norm, "ffn_norm", il), lw);  // [n_embd, n]
-    x = c.g.add(ffn_inp, f, layer_name("l_out", il));                                          // [n_embd, n]
-    c.g.release_since(mark, x);
-  }
-  return lm_head(c, x, w);  // [n_vocab or n_embd, n_out]
 }
 
 }  // namespace paddock

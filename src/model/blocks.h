@@ -1,22 +1,22 @@
-// The shared building blocks of decoder-only transformers: RMS norm, attention with RoPE
-// over the KV cache, SiLU-gated FFN, and the LM head. An architecture file binds its weights
-// into LayerWeights and strings these blocks together; a new architecture reuses them and
-// adds only what differs.
+// The building blocks of decoder-only transformers, from which each model/arch/<arch>.cpp
+// writes its own layer loop (as llama.cpp's src/models/<arch>.cpp do): RMS norm, attention
+// with RoPE over the KV cache (optional biases and per-head Q/K norms), SiLU-gated FFN, the
+// standard pre-norm layer, and the LM head; plus the binders of their weights.
 // Invariants: blocks record graph nodes (named as llama.cpp names them, "-il" appended per
 // layer) and never touch tensor bytes; activations are F32 [n, n_tokens] tensors of the
 // pass's Graph; a pass holds the tokens of one or more sequences back to back (SeqSlice),
 // and the tokens of each sequence occupy its KV cells kv_first .. kv_first + n - 1
 // (cell = position).
-//   TensorView h = norm(ctx, x, lw.attn_norm, "attn_norm", il);  // [n_embd, n_tokens]
+//   TensorView x = c.g.get_rows(w.tok_embd, tokens, "embd");  // [n_embd, n_tokens]
+//   for (int64_t il = 0; il < c.hp.n_layer; ++il) x = pre_norm_layer(c, il, x, w.layers[il]);
+//   return lm_head(c, x, w.head);
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "backend/backend.h"
 #include "backend/graph.h"
@@ -26,32 +26,47 @@
 
 namespace paddock {
 
-struct LayerWeights {
-  TensorView attn_norm;                  // [n_embd]
-  TensorView wq, wk, wv, wo;             // [n_embd, n_embd_q], [n_embd, n_embd_k], ..., [n_embd_q, n_embd]
-  std::optional<TensorView> bq, bk, bv;  // qwen2: [n_embd_q], [n_embd_k], [n_embd_v]
-  std::optional<TensorView> q_norm, k_norm;  // qwen3: [head_dim_k], per head
-  TensorView ffn_norm;                       // [n_embd]
-  TensorView ffn_gate, ffn_up, ffn_down;     // [n_embd, n_ff], [n_embd, n_ff], [n_ff, n_embd]
+struct AttnWeights {
+  TensorView wq, wk, wv, wo;                 // [n_embd, n_embd_q], [n_embd, n_embd_k], ..., [n_head * d_v, n_embd]
+  std::optional<TensorView> bq, bk, bv, bo;  // [n_embd_q], [n_embd_k], [n_embd_v], [n_embd]
+  std::optional<TensorView> q_norm, k_norm;  // [head_dim_k], per head (qwen3)
 };
 
-// The weights every decoder here has; arch files add their own where they differ.
-struct DecoderWeights {
-  TensorView tok_embd;                   // [n_embd, n_vocab]
-  TensorView output_norm;                // [n_embd]
-  TensorView output;                     // [n_embd, n_vocab], or tok_embd when tied
-  std::optional<TensorView> rope_freqs;  // [n_rot / 2]
-  std::vector<LayerWeights> layers;
+struct FfnWeights {
+  TensorView gate, up, down;  // [n_embd, n_ff], [n_embd, n_ff], [n_ff, n_embd]
 };
 
-// Binds token_embd, output_norm, output (tied to token_embd when absent), rope_freqs and
-// each layer's attention and FFN weights by their GGUF names; biases and q/k norms only when
-// asked for (and then they are required).
-struct DecoderOptions {
-  bool qkv_bias = false;
-  bool qk_norm = false;
+// llama's layer: attn_norm, attention, residual, ffn_norm, gated FFN, residual.
+struct PreNormLayerWeights {
+  TensorView attn_norm;  // [n_embd]
+  AttnWeights attn;
+  TensorView ffn_norm;  // [n_embd]
+  FfnWeights ffn;
 };
-Result<DecoderWeights> bind_decoder(const WeightBinder& b, HParams& hp, const DecoderOptions& opt);
+
+// Token embeddings and the head.
+struct EmbdHeadWeights {
+  TensorView tok_embd;     // [n_embd, n_vocab]
+  TensorView output_norm;  // [n_embd]
+  TensorView output;       // [n_embd, n_vocab], or tok_embd when tied
+};
+
+// Whether an arch's files carry a group of weights.
+enum class Part : uint8_t { kAbsent, kOptional, kRequired };
+
+struct AttnParts {
+  Part qkv_bias = Part::kAbsent;  // attn_q/k/v.bias (attn_output.bias is always optional)
+  Part qk_norm = Part::kAbsent;   // attn_q_norm / attn_k_norm
+};
+
+// token_embd (which sets hp.n_vocab), output_norm and output, tied to token_embd when absent.
+Result<EmbdHeadWeights> bind_embd_head(WeightBinder& b, HParams& hp);
+Result<AttnWeights> bind_attention(WeightBinder& b, const HParams& hp, int64_t il, const AttnParts& parts);
+// ffn_gate, ffn_up, ffn_down of layer il.
+Result<FfnWeights> bind_gated_ffn(WeightBinder& b, const HParams& hp, int64_t il);
+// attn_norm, attention, ffn_norm and FFN of layer il.
+Result<PreNormLayerWeights> bind_pre_norm_layer(WeightBinder& b, const HParams& hp, int64_t il,
+                                                const AttnParts& parts);
 
 // What the head of a pass produces for its output rows.
 enum class Head : uint8_t {
@@ -72,11 +87,12 @@ struct ForwardContext {
   const HParams& hp;
   std::span<const int32_t> pos;       // one per token of the pass
   std::span<const SeqSlice> seqs;     // cover the pass's tokens in order
-  std::span<const int64_t> out_rows;  // batch rows that produce output, ascending
+  std::span<const int32_t> out_rows;  // batch rows that produce output, ascending
   Head head;
   RopeParams rope;
   std::optional<TensorView> rope_factors;  // rope_freqs.weight, when the model has it
   int64_t n_tokens() const { return static_cast<int64_t>(pos.size()); }
+  bool last_layer(int64_t il) const { return il == hp.n_layer - 1; }
 };
 
 // RoPE settings from the hparams (the factors travel as a node input: ForwardContext).
@@ -90,14 +106,17 @@ TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight
                 int64_t il);
 // Self-attention of layer il, writing this pass's K/V into each sequence's cache and
 // attending per sequence. x [n_embd, n_tokens] (already normed) -> [n_embd, n_tokens]
-TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const LayerWeights& lw);
+TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const AttnWeights& w);
 // down(silu(gate x) * up x). x [n_embd, n] -> [n_embd, n]
-TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const LayerWeights& lw);
+TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const FfnWeights& w);
+// As llama.cpp does, the last layer keeps only the output rows once attention has mixed
+// the tokens: from there on every op is row-wise. Both [n, n_tokens] -> [n, n_out] then.
+void keep_output_rows(ForwardContext& c, int64_t il, TensorView& cur, TensorView& residual);
+// One pre-norm layer; on the last layer the output rows only. x [n_embd, n_tokens] ->
+// [n_embd, n_tokens or n_out]
+TensorView pre_norm_layer(ForwardContext& c, int64_t il, const TensorView& x, const PreNormLayerWeights& w);
 // Final norm (and, for Head::kLogits, the output projection). x [n_embd, n_out] (the output
 // rows only) -> [n_vocab or n_embd, n_out]
-TensorView lm_head(ForwardContext& c, const TensorView& x, const DecoderWeights& w);
-// The standard pre-norm decoder stack over all layers, then the head. As llama.cpp does, the
-// last layer keeps only the output rows once attention has mixed the tokens.
-TensorView decoder_forward(ForwardContext& c, std::span<const int32_t> tokens, const DecoderWeights& w);
+TensorView lm_head(ForwardContext& c, const TensorView& x, const EmbdHeadWeights& w);
 
 }  // namespace paddock

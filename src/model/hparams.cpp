@@ -1,54 +1,15 @@
 #include "model/hparams.h"
 
-#include <cmath>
+#include <algorithm>
+
+#include "model/keys.h"
 
 namespace paddock {
 
 namespace {
 
-// Sizes beyond this are not a model paddock can run; bounding them keeps products of a few
-// of them far from overflow.
-constexpr int64_t kMaxDim = int64_t{1} << 24;
-
-class KeyReader {
- public:
-  KeyReader(const gguf::File& f, std::string_view arch) : f_(f), prefix_(std::string(arch) + ".") {}
-
-  Result<int64_t> required_int(std::string_view key) const {
-    const std::string name = prefix_ + std::string(key);
-    if (f_.find(name) == nullptr) return corrupt("missing key " + name);
-    return check_dim(name, f_.get_int(name));
-  }
-  Result<int64_t> optional_int(std::string_view key, int64_t fallback) const {
-    const std::string name = prefix_ + std::string(key);
-    if (f_.find(name) == nullptr) return fallback;
-    return check_dim(name, f_.get_int(name));
-  }
-  Result<float> optional_float(std::string_view key, float fallback) const {
-    const std::string name = prefix_ + std::string(key);
-    if (f_.find(name) == nullptr) return fallback;
-    const std::optional<double> v = f_.get_float(name);
-    if (!v || !std::isfinite(*v)) return corrupt("key " + name + ": expected a finite number");
-    return static_cast<float>(*v);
-  }
-  std::optional<std::string_view> string(std::string_view key) const {
-    return f_.get_string(prefix_ + std::string(key));
-  }
-  const std::string& prefix() const { return prefix_; }
-
- private:
-  static Result<int64_t> check_dim(const std::string& name, std::optional<int64_t> v) {
-    if (!v) return corrupt("key " + name + ": expected an integer");
-    if (*v <= 0 || *v > kMaxDim) {
-      return corrupt("key " + name + ": expected 1.." + std::to_string(kMaxDim) + ", found " +
-                     std::to_string(*v));
-    }
-    return *v;
-  }
-
-  const gguf::File& f_;
-  std::string prefix_;
-};
+// llama.cpp's limit (LLAMA_MAX_LAYERS); it also bounds the per-layer tables.
+constexpr int64_t kMaxLayers = 512;
 
 }  // namespace
 
@@ -58,31 +19,45 @@ Result<HParams> load_hparams(const gguf::File& file, std::string_view arch) {
   hp.arch = std::string(arch);
   PADDOCK_ASSIGN(hp.n_embd, r.required_int("embedding_length"));
   PADDOCK_ASSIGN(hp.n_layer, r.required_int("block_count"));
-  PADDOCK_ASSIGN(hp.n_head, r.required_int("attention.head_count"));
-  PADDOCK_ASSIGN(hp.n_head_kv, r.optional_int("attention.head_count_kv", hp.n_head));
-  PADDOCK_ASSIGN(hp.n_ff, r.required_int("feed_forward_length"));
-  PADDOCK_ASSIGN(hp.n_ctx_train, r.optional_int("context_length", 2048));
-  if (hp.n_head % hp.n_head_kv != 0) {
-    return corrupt(r.prefix() + "attention.head_count (" + std::to_string(hp.n_head) +
-                   "): expected a multiple of attention.head_count_kv, found " +
-                   std::to_string(hp.n_head_kv));
+  if (hp.n_layer > kMaxLayers) {
+    return corrupt("key " + r.name("block_count") + ": expected 1.." + std::to_string(kMaxLayers) +
+                   ", found " + std::to_string(hp.n_layer));
   }
-  if (hp.n_embd % hp.n_head != 0 && file.find(r.prefix() + "attention.key_length") == nullptr) {
-    return corrupt(r.prefix() + "embedding_length (" + std::to_string(hp.n_embd) +
+  PADDOCK_ASSIGN(const std::vector<int64_t> n_head, r.per_layer_int("attention.head_count", hp.n_layer));
+  PADDOCK_ASSIGN(const std::vector<int64_t> n_head_kv,
+                 r.per_layer_int("attention.head_count_kv", hp.n_layer, n_head));
+  PADDOCK_ASSIGN(const std::vector<int64_t> n_ff, r.per_layer_int("feed_forward_length", hp.n_layer));
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    const auto i = static_cast<size_t>(il);
+    hp.layers.push_back(LayerParams{.n_head = n_head[i], .n_head_kv = n_head_kv[i], .n_ff = n_ff[i]});
+    if (n_head[i] % n_head_kv[i] != 0) {
+      return corrupt(r.name("attention.head_count") + " (" + std::to_string(n_head[i]) + ", layer " +
+                     std::to_string(il) + "): expected a multiple of attention.head_count_kv, found " +
+                     std::to_string(n_head_kv[i]));
+    }
+  }
+  // One KV geometry serves every layer of the cache.
+  if (std::any_of(n_head_kv.begin(), n_head_kv.end(), [&](int64_t v) { return v != n_head_kv[0]; })) {
+    return unsupported(r.name("attention.head_count_kv") +
+                       ": KV head counts that differ between layers are not supported yet");
+  }
+  PADDOCK_ASSIGN(hp.n_ctx_train, r.optional_int("context_length", 2048));
+  if (hp.n_embd % n_head[0] != 0 && !r.has("attention.key_length")) {
+    return corrupt(r.name("embedding_length") + " (" + std::to_string(hp.n_embd) +
                    "): not a multiple of attention.head_count and no attention.key_length");
   }
-  PADDOCK_ASSIGN(hp.head_dim_k, r.optional_int("attention.key_length", hp.n_embd / hp.n_head));
+  PADDOCK_ASSIGN(hp.head_dim_k, r.optional_int("attention.key_length", hp.n_embd / n_head[0]));
   PADDOCK_ASSIGN(hp.head_dim_v, r.optional_int("attention.value_length", hp.head_dim_k));
   PADDOCK_ASSIGN(hp.n_rot, r.optional_int("rope.dimension_count", hp.head_dim_k));
   if (hp.n_rot % 2 != 0 || hp.n_rot > hp.head_dim_k) {
-    return corrupt(r.prefix() + "rope.dimension_count: expected an even number <= head dim " +
+    return corrupt(r.name("rope.dimension_count") + ": expected an even number <= head dim " +
                    std::to_string(hp.head_dim_k) + ", found " + std::to_string(hp.n_rot));
   }
   PADDOCK_ASSIGN(hp.rms_eps, r.optional_float("attention.layer_norm_rms_epsilon", -1.0f));
   if (!(hp.rms_eps > 0))
-    return corrupt("missing or non-positive key " + r.prefix() + "attention.layer_norm_rms_epsilon");
+    return corrupt("missing or non-positive key " + r.name("attention.layer_norm_rms_epsilon"));
   PADDOCK_ASSIGN(hp.rope_freq_base, r.optional_float("rope.freq_base", 10000.0f));
-  if (!(hp.rope_freq_base > 0)) return corrupt("key " + r.prefix() + "rope.freq_base: expected > 0");
+  if (!(hp.rope_freq_base > 0)) return corrupt("key " + r.name("rope.freq_base") + ": expected > 0");
 
   const std::string_view scaling = r.string("rope.scaling.type").value_or("none");
   PADDOCK_ASSIGN(const float factor, r.optional_float("rope.scaling.factor", 0.0f));
@@ -92,10 +67,10 @@ Result<HParams> load_hparams(const gguf::File& file, std::string_view arch) {
     return unsupported("rope scaling type \"" + std::string(scaling) +
                        "\" is not supported (supported: none, linear)");
   }
-  if (file.find(r.prefix() + "pooling_type") != nullptr) {
-    const std::optional<int64_t> pooling = file.get_int(r.prefix() + "pooling_type");
+  if (r.has("pooling_type")) {
+    const std::optional<int64_t> pooling = file.get_int(r.name("pooling_type"));
     if (!pooling || *pooling < 0 || *pooling > 3) {
-      return unsupported("key " + r.prefix() + "pooling_type: expected 0..3 (none, mean, cls, last), found " +
+      return unsupported("key " + r.name("pooling_type") + ": expected 0..3 (none, mean, cls, last), found " +
                          (pooling ? std::to_string(*pooling) : std::string("a non-integer")));
     }
     hp.pooling = static_cast<Pooling>(*pooling);

@@ -1,11 +1,14 @@
 // Model hyperparameters read from GGUF keys (`<arch>.embedding_length`, ...), validated so
-// that every size the forward pass derives from them is positive and consistent.
+// that every size the forward pass derives from them is positive and consistent. Head and
+// FFN sizes are per layer (the keys may be arrays, one value per layer).
 //   PADDOCK_ASSIGN(HParams hp, load_hparams(file, "llama"));
+//   const int64_t n_q = hp.n_embd_q(il);
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "gguf/gguf.h"
@@ -16,16 +19,21 @@ namespace paddock {
 // GGUFs usually have no key: then mean, as Ollama pools.
 enum class Pooling : uint8_t { kNone, kMean, kCls, kLast };
 
+// The sizes that may differ from layer to layer.
+struct LayerParams {
+  int64_t n_head = 0;     // attention.head_count
+  int64_t n_head_kv = 0;  // attention.head_count_kv, default n_head
+  int64_t n_ff = 0;       // feed_forward_length
+};
+
 struct HParams {
   std::string arch;
   int64_t n_vocab = 0;  // from token_embd.weight, filled in by the weight binder
   int64_t n_ctx_train = 0;
   int64_t n_embd = 0;
   int64_t n_layer = 0;
-  int64_t n_head = 0;
-  int64_t n_head_kv = 0;
-  int64_t n_ff = 0;
-  int64_t head_dim_k = 0;  // attention.key_length, default n_embd / n_head
+  std::vector<LayerParams> layers;  // n_layer entries
+  int64_t head_dim_k = 0;  // attention.key_length, default n_embd / layer 0's n_head
   int64_t head_dim_v = 0;  // attention.value_length, default head_dim_k
   int64_t n_rot = 0;       // rope.dimension_count, default head_dim_k
   float rms_eps = 0;
@@ -33,9 +41,10 @@ struct HParams {
   float rope_freq_scale = 1.0f;      // 1 / rope.scaling.factor for linear scaling
   Pooling pooling = Pooling::kMean;  // pooling_type
 
-  int64_t n_embd_q() const { return n_head * head_dim_k; }
-  int64_t n_embd_k() const { return n_head_kv * head_dim_k; }
-  int64_t n_embd_v() const { return n_head_kv * head_dim_v; }
+  const LayerParams& layer(int64_t il) const { return layers[static_cast<size_t>(il)]; }
+  int64_t n_embd_q(int64_t il) const { return layer(il).n_head * head_dim_k; }
+  int64_t n_embd_k(int64_t il) const { return layer(il).n_head_kv * head_dim_k; }
+  int64_t n_embd_v(int64_t il) const { return layer(il).n_head_kv * head_dim_v; }
 };
 
 Result<HParams> load_hparams(const gguf::File& file, std::string_view arch);

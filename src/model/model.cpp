@@ -10,7 +10,7 @@ namespace paddock {
 KvCacheConfig Model::kv_config(int64_t n_ctx, DType type) const {
   return KvCacheConfig{.n_ctx = n_ctx,
                        .n_layer = hp_.n_layer,
-                       .n_head_kv = hp_.n_head_kv,
+                       .n_head_kv = hp_.layer(0).n_head_kv,  // the same in every layer (load_hparams)
                        .head_dim_k = hp_.head_dim_k,
                        .head_dim_v = hp_.head_dim_v,
                        .type = type};
@@ -23,7 +23,7 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(
   std::vector<int32_t> tokens;
   std::vector<int32_t> pos;
   std::vector<SeqSlice> slices;
-  std::vector<int64_t> out_rows;
+  std::vector<int32_t> out_rows;
   for (size_t s = 0; s < seqs.size(); ++s) {
     const SeqInput& in = seqs[s];
     PADDOCK_CHECK(in.kv != nullptr);
@@ -40,7 +40,7 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(
         return invalid_argument("forward: " + where + "its KV cache is already in the batch");
     }
     const KvCacheConfig& kc = in.kv->config();
-    if (kc.n_layer != hp_.n_layer || kc.n_head_kv != hp_.n_head_kv || kc.head_dim_k != hp_.head_dim_k ||
+    if (kc.n_layer != hp_.n_layer || kc.n_head_kv != hp_.layer(0).n_head_kv || kc.head_dim_k != hp_.head_dim_k ||
         kc.head_dim_v != hp_.head_dim_v) {
       return invalid_argument("forward: the KV cache was made for another model shape");
     }
@@ -59,13 +59,13 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(
       }
     }
     PADDOCK_TRY(in.kv->reserve(static_cast<int64_t>(in.tokens.size())));
-    const auto first = static_cast<int64_t>(tokens.size());
-    const auto n = static_cast<int64_t>(in.tokens.size());
+    const auto first = static_cast<int32_t>(tokens.size());
+    const auto n = static_cast<int32_t>(in.tokens.size());
     slices.push_back(SeqSlice{.kv = in.kv, .first = first, .n = n, .kv_first = used});
     tokens.insert(tokens.end(), in.tokens.begin(), in.tokens.end());
     pos.insert(pos.end(), in.positions.begin(), in.positions.end());
     if (in.outputs == Outputs::kAll) {
-      for (int64_t i = 0; i < n; ++i) out_rows.push_back(first + i);
+      for (int32_t i = 0; i < n; ++i) out_rows.push_back(first + i);
     } else if (in.outputs == Outputs::kLast) {
       out_rows.push_back(first + n - 1);
     }
@@ -74,14 +74,14 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(
   std::vector<std::vector<float>> out(seqs.size());
   if (out_rows.empty()) {
     // Nothing to output still needs the K/V rows: run the graph with one output row and drop it.
-    out_rows.push_back(static_cast<int64_t>(tokens.size()) - 1);
+    out_rows.push_back(static_cast<int32_t>(tokens.size()) - 1);
   }
   Graph g;
   ForwardContext c{.g = g,
                    .hp = hp_,
                    .pos = g.keep(pos),
                    .seqs = slices,
-                   .out_rows = out_rows,
+                   .out_rows = g.keep(out_rows),
                    .head = head,
                    .rope = rope(),
                    .rope_factors = rope_factors()};

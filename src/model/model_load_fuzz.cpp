@@ -16,7 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!model.ok()) return 0;
   const HParams& hp = (*model)->hparams();
   // Keep each input cheap: skip models whose single step would be slow.
-  if (hp.n_embd * (hp.n_vocab + hp.n_layer * (4 * hp.n_embd + 3 * hp.n_ff)) > (int64_t{1} << 24)) return 0;
+  int64_t layer_weights = 0;  // per n_embd
+  for (const LayerParams& l : hp.layers) layer_weights += 4 * hp.n_embd + 3 * l.n_ff;
+  if (hp.n_embd * (hp.n_vocab + layer_weights) > (int64_t{1} << 24)) return 0;
   auto kv = KvCache::create((*model)->kv_config(2, DType::kF16), backend->device());
   if (!kv.ok()) return 0;
   const int32_t token = 0, pos = 0;

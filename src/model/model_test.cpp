@@ -16,6 +16,7 @@
 #include "backend/ref/ref_backend.h"
 #include "gguf/writer.h"
 #include "model/registry.h"
+#include "model/weights.h"
 
 namespace paddock {
 namespace {
@@ -24,6 +25,7 @@ struct Spec {
   std::string arch = "llama";
   int64_t n_embd = 16, n_layer = 2, n_head = 4, n_head_kv = 2, n_ff = 24, n_vocab = 40;
   int64_t head_dim = 0;  // explicit key_length when nonzero
+  std::vector<int32_t> n_ff_layers, n_head_kv_layers;  // per-layer array keys when not empty
   bool qkv_bias = false, qk_norm = false, tied = false, rope_freqs = false;
   std::map<std::string, std::vector<int64_t>> shape_override;
   std::map<std::string, DType> type_override;
@@ -46,18 +48,23 @@ class TinyModel {
     key("attention.head_count", static_cast<uint32_t>(s.n_head));
     key("attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
     key("feed_forward_length", static_cast<uint32_t>(s.n_ff));
+    if (!s.n_ff_layers.empty()) w.set_array_i32(a + ".feed_forward_length", s.n_ff_layers);
+    if (!s.n_head_kv_layers.empty()) w.set_array_i32(a + ".attention.head_count_kv", s.n_head_kv_layers);
     key("context_length", 64);
     w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
     w.set_f32(a + ".rope.freq_base", 10000.0f);
     const int64_t hd = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
     if (s.head_dim) key("attention.key_length", static_cast<uint32_t>(hd));
-    const int64_t nq = s.n_head * hd, nk = s.n_head_kv * hd;
+    const int64_t nq = s.n_head * hd;
     add(w, s, "token_embd.weight", {s.n_embd, s.n_vocab}, 0.5f);
     add(w, s, "output_norm.weight", {s.n_embd}, 0.1f, 1.0f);
     if (!s.tied) add(w, s, "output.weight", {s.n_embd, s.n_vocab}, 0.3f);
     if (s.rope_freqs) add(w, s, "rope_freqs.weight", {hd / 2}, 0.5f, 2.0f);
     for (int64_t l = 0; l < s.n_layer; ++l) {
       const std::string p = "blk." + std::to_string(l) + ".";
+      const auto li = static_cast<size_t>(l);
+      const int64_t n_ff = li < s.n_ff_layers.size() && s.n_ff_layers[li] > 0 ? s.n_ff_layers[li] : s.n_ff;
+      const int64_t nk = (li < s.n_head_kv_layers.size() ? s.n_head_kv_layers[li] : s.n_head_kv) * hd;
       add(w, s, p + "attn_norm.weight", {s.n_embd}, 0.1f, 1.0f);
       add(w, s, p + "attn_q.weight", {s.n_embd, nq}, 0.3f);
       add(w, s, p + "attn_k.weight", {s.n_embd, nk}, 0.3f);
@@ -73,9 +80,9 @@ class TinyModel {
         add(w, s, p + "attn_k_norm.weight", {hd}, 0.1f, 1.0f);
       }
       add(w, s, p + "ffn_norm.weight", {s.n_embd}, 0.1f, 1.0f);
-      add(w, s, p + "ffn_gate.weight", {s.n_embd, s.n_ff}, 0.3f);
-      add(w, s, p + "ffn_up.weight", {s.n_embd, s.n_ff}, 0.3f);
-      add(w, s, p + "ffn_down.weight", {s.n_ff, s.n_embd}, 0.3f);
+      add(w, s, p + "ffn_gate.weight", {s.n_embd, n_ff}, 0.3f);
+      add(w, s, p + "ffn_up.weight", {s.n_embd, n_ff}, 0.3f);
+      add(w, s, p + "ffn_down.weight", {n_ff, s.n_embd}, 0.3f);
     }
     Result<std::vector<uint8_t>> bytes = w.write_buffer();
     EXPECT_TRUE(bytes.ok()) << bytes.status().message();
@@ -166,6 +173,48 @@ TEST(Model, LlamaTiedOutputWithRopeFactors) {
 TEST(Model, Qwen2WithBiases) { expect_batch_matches_incremental(Spec{.arch = "qwen2", .qkv_bias = true}); }
 TEST(Model, Qwen3WithQkNormAndExplicitHeadDim) {
   expect_batch_matches_incremental(Spec{.arch = "qwen3", .head_dim = 6, .qk_norm = true});
+}
+TEST(Model, PerLayerFfnSizes) { expect_batch_matches_incremental(Spec{.n_ff_layers = {24, 40}}); }
+
+// The same sizes as one value or as one per layer: the same model, the same logits.
+TEST(Model, PerLayerArrayOfEqualSizesEqualsScalar) {
+  std::vector<float> logits[2];
+  const Spec specs[2] = {Spec{}, Spec{.n_ff_layers = {24, 24}, .n_head_kv_layers = {2, 2}}};
+  for (int i = 0; i < 2; ++i) {
+    TinyModel tm(specs[i]);
+    Result<std::unique_ptr<Model>> m = tm.load();
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ((*m)->hparams().layer(1).n_ff, 24);
+    Result<KvCache> kv = KvCache::create((*m)->kv_config(8, DType::kF32), host_device());
+    ASSERT_TRUE(kv.ok());
+    const std::vector<int32_t> tokens = {3, 9, 27};
+    Result<std::vector<float>> out = (*m)->forward(tm.backend(), *kv, tokens, iota_positions(0, 3), true);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    logits[i] = *out;
+  }
+  EXPECT_EQ(logits[0], logits[1]);
+}
+
+// The binder's seams: n-D shapes with or without trailing 1s, a second binding of one file
+// tensor only when declared duplicated, optional tensors.
+TEST(WeightBinder, ShapesDuplicatesAndOptional) {
+  TinyModel tm(Spec{});
+  ASSERT_TRUE(tm.load().ok());
+  std::unique_ptr<Buffer> bytes = wrap_host_memory(tm.file().bytes());
+  WeightBinder b(tm.file(), tm.backend(), *bytes);
+  Result<TensorView> gate = b.tensor(blk(0, "ffn_gate.weight"), {16, 24, 1, 1}, Use::kMulMat);
+  ASSERT_TRUE(gate.ok()) << gate.status().message();
+  EXPECT_EQ(gate->ne, (std::array<int64_t, 4>{16, 24, 1, 1}));
+  EXPECT_EQ(gate->buffer, bytes.get());
+  EXPECT_EQ(b.tensor(blk(0, "ffn_up.weight"), {16, 12, 2}, Use::kMulMat).status().message(),
+            "tensor blk.0.ffn_up.weight: expected [16, 12, 2], found [16, 24]");
+  EXPECT_EQ(b.tensor(blk(0, "ffn_gate.weight"), {16, 24}, Use::kMulMat).status().code(), Code::kInternal);
+  EXPECT_TRUE(b.tensor(blk(0, "ffn_gate.weight"), {16, 24}, Use::kGetRows, Bind::kDuplicated).ok());
+  Result<std::optional<TensorView>> absent = b.optional("blk.0.attn_q.bias", {16});
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->has_value());
+  EXPECT_EQ(b.optional(blk(1, "ffn_norm.weight"), {15}).status().message(),
+            "tensor blk.1.ffn_norm.weight: expected [15], found [16]");
 }
 
 // The ref backend, recording the weight seams: which matrices the loader hands to
@@ -265,6 +314,18 @@ TEST(ModelErrors, InconsistentHeads) {
   const Status s = load_error(Spec{.n_head = 4, .n_head_kv = 3});
   EXPECT_EQ(s.code(), Code::kCorrupt);
   EXPECT_NE(s.message().find("head_count_kv"), std::string::npos) << s.message();
+}
+
+TEST(ModelErrors, PerLayerKeys) {
+  EXPECT_EQ(load_error(Spec{.n_ff_layers = {24, 24, 24}}).message(),
+            "key llama.feed_forward_length: expected one value or 2 (one per layer), found 3");
+  EXPECT_EQ(load_error(Spec{.n_ff_layers = {24, 0}}).message(),
+            "key llama.feed_forward_length[1]: expected 1..16777216, found 0");
+  const Status kv = load_error(Spec{.n_head_kv_layers = {2, 4}});
+  EXPECT_EQ(kv.code(), Code::kUnsupported);
+  EXPECT_EQ(kv.message(), "llama.attention.head_count_kv: KV head counts that differ between layers are not supported yet");
+  EXPECT_EQ(load_error(Spec{.n_head_kv_layers = {2, 3}}).message(),
+            "llama.attention.head_count (4, layer 1): expected a multiple of attention.head_count_kv, found 3");
 }
 
 TEST(ModelErrors, ForwardRejectsBadInputsAndFullContext) {

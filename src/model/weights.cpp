@@ -13,6 +13,11 @@ std::string shape_string(const std::vector<int64_t>& ne) {
   return s + "]";
 }
 
+std::vector<int64_t> trimmed(std::vector<int64_t> ne) {
+  while (ne.size() > 1 && ne.back() == 1) ne.pop_back();
+  return ne;
+}
+
 }  // namespace
 
 std::string blk(int64_t il, std::string_view suffix) {
@@ -25,14 +30,16 @@ std::optional<int64_t> WeightBinder::dim(const std::string& name, size_t i) cons
   return i < t->ne.size() ? t->ne[i] : 1;
 }
 
-Result<TensorView> WeightBinder::bind(const std::string& name, std::initializer_list<int64_t> ne) const {
+Result<TensorView> WeightBinder::tensor(const std::string& name, std::initializer_list<int64_t> ne, Use use,
+                                       Bind bind) {
   const gguf::TensorInfo* t = file_.find_tensor(name);
   if (t == nullptr) return corrupt("missing tensor " + name);
+  if (!bound_.insert(name).second && bind != Bind::kDuplicated) {
+    return internal_error("tensor " + name + " is bound twice without Bind::kDuplicated");
+  }
   const std::vector<int64_t> want(ne);
-  // GGUF may list trailing dims of 1; [n] and [n, 1] are the same tensor.
-  std::vector<int64_t> found = t->ne;
-  while (found.size() > want.size() && found.back() == 1) found.pop_back();
-  if (found != want) {
+  // Trailing dims of 1 may be listed or not: [n] and [n, 1] are the same tensor.
+  if (trimmed(want) != trimmed(t->ne)) {
     return corrupt("tensor " + name + ": expected " + shape_string(want) + ", found " + shape_string(t->ne));
   }
   const DTypeInfo& info = dtype_info(t->type);
@@ -45,17 +52,18 @@ Result<TensorView> WeightBinder::bind(const std::string& name, std::initializer_
   v.buffer = &weights_;
   v.offset = static_cast<size_t>(data.data() - file_.bytes().data());
   if (data.size() < v.nb[3] * static_cast<size_t>(v.ne[3])) {
-    return corrupt("tensor " + name + ": data is " + std::to_string(data.size()) +
-                   " bytes, shape needs more");
+    return corrupt("tensor " + name + ": data is " + std::to_string(data.size()) + " bytes, shape needs more");
   }
   if (reinterpret_cast<uintptr_t>(data.data()) % 4 != 0) {
     return corrupt("tensor " + name + ": data is not 4-byte aligned");
   }
-  return v;
-}
-
-Result<TensorView> WeightBinder::matrix(const std::string& name, int64_t ne0, int64_t ne1, Op op) const {
-  PADDOCK_ASSIGN(TensorView v, bind(name, {ne0, ne1}));
+  if (use == Use::kParam) {
+    if (v.type != DType::kF32) {
+      return unsupported("tensor " + name + ": expected type F32, found " + std::string(dtype_name(v.type)));
+    }
+    return v;
+  }
+  const Op op = use == Use::kMulMat ? Op::kMulMat : Op::kGetRows;
   const std::array<DType, 3> types = {v.type, DType::kF32, DType::kF32};
   if (!backend_.supports(op, types)) {
     return unsupported("tensor " + name + ": type " + std::string(dtype_name(v.type)) +
@@ -66,17 +74,10 @@ Result<TensorView> WeightBinder::matrix(const std::string& name, int64_t ne0, in
   return v;
 }
 
-Result<TensorView> WeightBinder::vector(const std::string& name, int64_t n) const {
-  PADDOCK_ASSIGN(TensorView v, bind(name, {n}));
-  if (v.type != DType::kF32) {
-    return unsupported("tensor " + name + ": expected type F32, found " + std::string(dtype_name(v.type)));
-  }
-  return v;
-}
-
-Result<std::optional<TensorView>> WeightBinder::optional_vector(const std::string& name, int64_t n) const {
+Result<std::optional<TensorView>> WeightBinder::optional(const std::string& name, std::initializer_list<int64_t> ne,
+                                                         Use use) {
   if (!has(name)) return std::optional<TensorView>();
-  PADDOCK_ASSIGN(TensorView v, vector(name, n));
+  PADDOCK_ASSIGN(TensorView v, tensor(name, ne, use));
   return std::optional<TensorView>(v);
 }
 

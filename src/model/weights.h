@@ -1,13 +1,18 @@
 // Binds GGUF tensors by name to views over the mapped file (no copy), checking shape, type
 // and size, with errors that name the tensor: "tensor blk.3.attn_q.weight: expected
 // [256, 256], found [256, 128]". Views name `weights`, a buffer over the file's bytes; the
-// backend must already have adopted them (Backend::adopt_weight_file).
+// backend must already have adopted them (Backend::adopt_weight_file). Each file tensor is
+// bound once unless the second binding says kDuplicated (an output tied to token_embd), so
+// an arch file that binds a name twice by mistake fails at load.
 //   WeightBinder b(file, backend, weights);
-//   PADDOCK_ASSIGN(TensorView wq, b.matrix(blk(0, "attn_q.weight"), n_embd, n_embd_q));
+//   PADDOCK_ASSIGN(TensorView wq, b.tensor(blk(0, "attn_q.weight"), {n_embd, n_embd_q}, Use::kMulMat));
+//   PADDOCK_ASSIGN(auto bq, b.optional(blk(0, "attn_q.bias"), {n_embd_q}));
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -20,6 +25,18 @@ namespace paddock {
 // "blk.<il>.<suffix>"
 std::string blk(int64_t il, std::string_view suffix);
 
+// What a weight is for; it decides the types it may have.
+enum class Use : uint8_t {
+  kParam,    // F32: norm weights, biases, rope factors
+  kMulMat,   // the weight of a mul_mat: any type the backend multiplies; prepared at load
+  kGetRows,  // a table rows are gathered from (token embeddings): any type the backend gathers
+};
+
+enum class Bind : uint8_t {
+  kOnce,        // the first binding of this file tensor
+  kDuplicated,  // a file tensor already bound for another use
+};
+
 class WeightBinder {
  public:
   WeightBinder(const gguf::File& file, Backend& backend, Buffer& weights)
@@ -28,20 +45,19 @@ class WeightBinder {
   bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
   // ne[i] of a tensor as the file declares it; nullopt when absent (1 beyond its dims).
   std::optional<int64_t> dim(const std::string& name, size_t i) const;
-  // A [ne0, ne1] matrix of any type the backend can use in `op` (mul_mat or get_rows). A
-  // mul_mat matrix is handed to Backend::prepare_weight, so layouts are built at load time.
-  Result<TensorView> matrix(const std::string& name, int64_t ne0, int64_t ne1, Op op = Op::kMulMat) const;
-  // An F32 vector of n elements: norm weights, biases, rope factors.
-  Result<TensorView> vector(const std::string& name, int64_t n) const;
-  // The same, absent -> nullopt (a present tensor of the wrong shape is still an error).
-  Result<std::optional<TensorView>> optional_vector(const std::string& name, int64_t n) const;
+  // A tensor of 1 to 4 dims `ne` (trailing 1s in the file are ignored). kMulMat weights are
+  // handed to Backend::prepare_weight, so layouts are built at load time.
+  Result<TensorView> tensor(const std::string& name, std::initializer_list<int64_t> ne, Use use = Use::kParam,
+                            Bind bind = Bind::kOnce);
+  // The same, absent -> nullopt (a present tensor of the wrong shape or type is an error).
+  Result<std::optional<TensorView>> optional(const std::string& name, std::initializer_list<int64_t> ne,
+                                             Use use = Use::kParam);
 
  private:
-  Result<TensorView> bind(const std::string& name, std::initializer_list<int64_t> ne) const;
-
   const gguf::File& file_;
   Backend& backend_;
   Buffer& weights_;
+  std::set<std::string, std::less<>> bound_;
 };
 
 }  // namespace paddock
