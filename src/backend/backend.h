@@ -119,7 +119,16 @@ class Backend {
   // Runs g's nodes in order. `after`, when set, sees each node once its output is written
   // (tensor dumps read it there: later nodes may reuse its memory). kUnsupported names the
   // first node whose op and types this backend lacks; nothing runs then.
-  virtual Status compute(const Graph& g, const std::function<void(const Node&)>& after = {}) = 0;
+  Status compute(const Graph& g, const std::function<void(const Node&)>& after = {});
+  // The same over a run of a graph's nodes (a split backend hands each backend its runs).
+  virtual Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) = 0;
+  // The backend that computes a layer's nodes and holds its weights and KV cells: layer -1
+  // is the input (token embeddings), n_layer the output (final norm and projection). A
+  // single backend computes them all; a split backend (split_backend.h) answers per layer.
+  virtual Backend& for_layer(int64_t layer) {
+    static_cast<void>(layer);
+    return *this;
+  }
 
   // Promises that `bytes` (a model file's tensor data) stay mapped and unchanged for this
   // backend's lifetime, so it may keep faster layouts of weight matrices that lie inside

@@ -89,6 +89,7 @@ TensorView Graph::record(Op op, std::string name, std::initializer_list<TensorVi
   n.name = std::move(name);
   n.dst = dst;
   for (const TensorView& s : src) n.src[n.n_src++] = s;
+  n.layer = layer_;
   nodes_.push_back(std::move(n));
   return dst;
 }
@@ -156,11 +157,35 @@ void Graph::copy(const TensorView& src, const TensorView& dst, std::string name)
   record(Op::kCopy, std::move(name), {src}, dst);
 }
 
-void Graph::add_node(Node n) { nodes_.push_back(std::move(n)); }
+void Graph::add_node(Node n) {
+  n.layer = layer_;
+  nodes_.push_back(std::move(n));
+}
 
 Status Graph::allocate(Device& device) {
   PADDOCK_ASSIGN(compute_->mem_, device.alloc(high_water_));
   return Status::ok();
+}
+
+std::array<DType, 3> input_types(const Node& n) {
+  std::array<DType, 3> t{};
+  for (int i = 0; i < n.n_src; ++i) t[i] = n.src[i].type;
+  return t;
+}
+
+Status check_supported(const Backend& be, std::span<const Node> nodes) {
+  for (const Node& n : nodes) {
+    const std::array<DType, 3> types = input_types(n);
+    if (!be.supports(n.op, std::span(types.data(), static_cast<size_t>(n.n_src)))) {
+      return unsupported("backend " + std::string(be.name()) + " cannot run node " + n.name + " (" +
+                         std::string(op_name(n.op)) + " of " + std::string(dtype_name(types[0])) + ")");
+    }
+  }
+  return Status::ok();
+}
+
+Status Backend::compute(const Graph& g, const std::function<void(const Node&)>& after) {
+  return run_nodes(g.nodes(), after);
 }
 
 }  // namespace paddock

@@ -36,9 +36,15 @@ struct Node {
   std::span<const int32_t> ids;  // get_rows: rows; rope, attention: one position per token
   float scalar = 0;              // rms_norm: eps; attention: scale
   RopeParams rope;               // rope (src[1], when present, holds the frequency factors)
+  int32_t layer = -1;            // Graph::set_layer when recorded: -1 input, n_layer output
 
   std::span<const TensorView> inputs() const { return {src.data(), static_cast<size_t>(n_src)}; }
 };
+
+// n's input types, in op order (what Backend::supports takes).
+std::array<DType, 3> input_types(const Node& n);
+// kUnsupported naming the first node `be` cannot run (op and types), else ok.
+Status check_supported(const Backend& be, std::span<const Node> nodes);
 
 // Views whose buffer is set get their host address from it (buffer->host() + offset): what
 // host backends do to each input and output before running a node's kernel.
@@ -62,6 +68,10 @@ class Graph {
   void release_since(size_t mark, const TensorView& keep);
   // Bytes the compute buffer needs so far.
   size_t planned_bytes() const { return high_water_; }
+
+  // Nodes recorded from here on belong to `layer` (Node::layer; placement runs each layer on
+  // its backend): -1, the default, is the input, n_layer the output.
+  void set_layer(int64_t layer) { layer_ = static_cast<int32_t>(layer); }
 
   // Copies ids into the graph, which keeps them for its lifetime.
   std::span<const int32_t> keep(std::span<const int32_t> ids);
@@ -101,6 +111,7 @@ class Graph {
   std::vector<Block> live_;  // sorted by offset
   size_t next_id_ = 0;
   size_t high_water_ = 0;
+  int32_t layer_ = -1;
 };
 
 }  // namespace paddock

@@ -1,4 +1,5 @@
-// The graph's compute-buffer plan, host buffers, and how a backend runs a recorded pass.
+// The graph's compute-buffer plan, host buffers, how a backend runs a recorded pass, and
+// placement: which layers a split backend runs where, and how many layers fit.
 #include "backend/graph.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,8 @@
 #include <vector>
 
 #include "backend/host_exec.h"
+#include "backend/placement.h"
+#include "backend/split_backend.h"
 
 namespace paddock {
 namespace {
@@ -60,14 +63,14 @@ TEST(HostBuffer, CopyFromMovesOverlappingRanges) {
   EXPECT_GT(host_device().memory().total, 0u);
 }
 
-// A backend whose table runs add only: enough to see how run_host_graph treats nodes.
+// A backend whose table runs add only: enough to see how run_host_nodes treats nodes.
 struct Ctx {
-  std::vector<std::string> ran;
+  int kernels = 0;
 };
 bool f32_only(std::span<const DType> t) { return !t.empty() && t[0] == DType::kF32; }
 bool nothing(std::span<const DType>) { return false; }
 void run_add(Ctx& c, const Node& n) {
-  c.ran.push_back(n.name);
+  ++c.kernels;
   for (int64_t i = 0; i < n.dst.ne[0]; ++i) n.dst.f32(i) = n.src[0].f32(i) + n.src[1].f32(i);
 }
 void not_run(Ctx&, const Node&) { FAIL() << "a kernel ran for a node the table does not support"; }
@@ -86,15 +89,23 @@ static_assert(complete(kTable));
 
 class AddOnly final : public Backend {
  public:
-  std::string_view name() const override { return "add-only"; }
+  explicit AddOnly(std::string name = "add-only", bool can_add = true) : name_(std::move(name)), can_add_(can_add) {}
+  std::string_view name() const override { return name_; }
   Device& device() override { return host_device(); }
   bool supports(Op op, std::span<const DType> types) const override {
-    return table_supports(kTable, op, types);
+    return can_add_ && table_supports(kTable, op, types);
   }
-  Status compute(const Graph& g, const std::function<void(const Node&)>& after) override {
-    return run_host_graph(*this, ctx_, kTable, g, after);
+  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) override {
+    PADDOCK_TRY(run_host_nodes(*this, ctx_, kTable, nodes, after));
+    for (const Node& n : nodes) ran.push_back(n.name);
+    return Status::ok();
   }
   Ctx ctx_;
+  std::vector<std::string> ran;  // names of the nodes this backend ran
+
+ private:
+  std::string name_;
+  bool can_add_;
 };
 
 TEST(HostGraph, RunsNodesInOrderAndRefusesUnsupportedOnesBeforeRunningAny) {
@@ -113,7 +124,7 @@ TEST(HostGraph, RunsNodesInOrderAndRefusesUnsupportedOnesBeforeRunningAny) {
     z.buffer->get(z.offset, {reinterpret_cast<uint8_t*>(out.data()), 12});
     EXPECT_EQ(out, (std::vector<float>{3, 6, 9}));
   }
-  be.ctx_.ran.clear();
+  be.ctx_.kernels = 0;
   Graph g;
   g.add(xv, xv, "first");
   g.rms_norm(xv, 1e-5f, "attn_norm-0");
@@ -121,7 +132,105 @@ TEST(HostGraph, RunsNodesInOrderAndRefusesUnsupportedOnesBeforeRunningAny) {
   const Status s = static_cast<Backend&>(be).compute(g);  // the default `after`
   EXPECT_EQ(s.code(), Code::kUnsupported);
   EXPECT_NE(s.message().find("attn_norm-0 (RMS_NORM of F32)"), std::string::npos) << s.message();
-  EXPECT_TRUE(be.ctx_.ran.empty());
+  EXPECT_EQ(be.ctx_.kernels, 0);
+}
+
+TEST(Placement, OffloadsTheLastLayersThenTheOutputAsLlamaCppDoes) {
+  auto parts = [](const Placement& p) {
+    std::vector<int> v;
+    for (int64_t l = -1; l <= p.n_layer(); ++l) v.push_back(p.backend(l));
+    return v;  // input, layers 0..3, output
+  };
+  EXPECT_EQ(parts(Placement(4)), (std::vector<int>{0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(parts(Placement::offload(4, 0, 0, 1)), (std::vector<int>{0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(parts(Placement::offload(4, 1, 0, 1)), (std::vector<int>{0, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(parts(Placement::offload(4, 4, 0, 1)), (std::vector<int>{0, 1, 1, 1, 1, 0}));
+  EXPECT_EQ(parts(Placement::offload(4, 5, 0, 1)), (std::vector<int>{0, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(parts(Placement::offload(4, 99, 2, 7)), (std::vector<int>{2, 7, 7, 7, 7, 7}));
+  // Parts beyond either end go with the input or the output.
+  EXPECT_EQ(Placement::offload(4, 5, 0, 1).backend(-9), 0);
+  EXPECT_EQ(Placement::offload(4, 5, 0, 1).backend(INT64_MAX), 1);
+}
+
+TEST(Placement, FitTakesLayersFromTheLastDownThenTheOutput) {
+  FitRequest r{.layer_weights = {100, 200, 300}, .output_weights = 50, .kv_per_layer = 10, .compute = 40};
+  r.free = 40;
+  EXPECT_EQ(fit_offload(r), 0);  // the compute buffer alone fills it
+  r.free = 40 + 310 + 209;
+  EXPECT_EQ(fit_offload(r), 1);  // the last layer; the next needs 210
+  r.free = 40 + 310 + 210;
+  EXPECT_EQ(fit_offload(r), 2);
+  r.free = 40 + 310 + 210 + 110 + 49;
+  EXPECT_EQ(fit_offload(r), 3);  // every layer, the output does not fit
+  r.free = 40 + 310 + 210 + 110 + 50;
+  EXPECT_EQ(fit_offload(r), 4);
+}
+
+// Two backends over one pass: each runs the runs of nodes of its layers, in graph order, and
+// the numbers cross between them through the pass's buffer.
+TEST(SplitBackend, RunsEachLayerOnItsBackend) {
+  std::vector<std::unique_ptr<Backend>> bs;
+  bs.push_back(std::make_unique<AddOnly>("a"));
+  bs.push_back(std::make_unique<AddOnly>("b"));
+  AddOnly& a = static_cast<AddOnly&>(*bs[0]);
+  AddOnly& b = static_cast<AddOnly&>(*bs[1]);
+  Result<std::unique_ptr<Backend>> split = make_split_backend(std::move(bs), Placement::offload(3, 2, 0, 1));
+  ASSERT_TRUE(split.ok()) << split.status().message();
+  Backend& be = **split;
+  EXPECT_EQ(be.name(), "a+b");
+  EXPECT_EQ(&be.for_layer(-1), &a);
+  EXPECT_EQ(&be.for_layer(0), &a);
+  EXPECT_EQ(&be.for_layer(1), &b);
+  EXPECT_EQ(&be.for_layer(3), &a);  // the output: 2 layers offloaded of 3
+
+  std::vector<float> x = {1, 2, 3};
+  const TensorView xv = TensorView::contiguous(x.data(), DType::kF32, {3});
+  Graph g;
+  TensorView h = g.add(xv, xv, "embd");
+  for (int64_t il = 0; il < 3; ++il) {
+    g.set_layer(il);
+    h = g.add(h, xv, "l_out-" + std::to_string(il));
+  }
+  g.set_layer(3);
+  h = g.add(h, h, "result_output");
+  ASSERT_TRUE(g.allocate(be.device()).is_ok());
+  std::vector<std::string> seen;
+  ASSERT_TRUE(be.compute(g, [&](const Node& n) { seen.push_back(n.name); }).is_ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"embd", "l_out-0", "l_out-1", "l_out-2", "result_output"}));
+  EXPECT_EQ(a.ran, (std::vector<std::string>{"embd", "l_out-0", "result_output"}));
+  EXPECT_EQ(b.ran, (std::vector<std::string>{"l_out-1", "l_out-2"}));
+  std::vector<float> out(3);
+  h.buffer->get(h.offset, {reinterpret_cast<uint8_t*>(out.data()), 12});
+  EXPECT_EQ(out, (std::vector<float>{10, 20, 30}));  // (2x + 3x) * 2
+}
+
+TEST(SplitBackend, RefusesANodeItsLayersBackendLacksBeforeRunningAny) {
+  std::vector<std::unique_ptr<Backend>> bs;
+  bs.push_back(std::make_unique<AddOnly>("a"));
+  bs.push_back(std::make_unique<AddOnly>("none", /*can_add=*/false));
+  AddOnly& a = static_cast<AddOnly&>(*bs[0]);
+  Result<std::unique_ptr<Backend>> split = make_split_backend(std::move(bs), Placement::offload(2, 1, 0, 1));
+  ASSERT_TRUE(split.ok());
+  std::vector<float> x = {1};
+  const TensorView xv = TensorView::contiguous(x.data(), DType::kF32, {1});
+  Graph g;
+  g.set_layer(0);
+  g.add(xv, xv, "l_out-0");
+  g.set_layer(1);
+  g.add(xv, xv, "l_out-1");
+  ASSERT_TRUE(g.allocate((*split)->device()).is_ok());
+  const Status s = (*split)->compute(g);
+  EXPECT_EQ(s.message(), "backend none cannot run node l_out-1 (ADD of F32)");
+  EXPECT_TRUE(a.ran.empty());
+  EXPECT_FALSE((*split)->supports(Op::kAdd, std::array{DType::kF32, DType::kF32}));
+}
+
+TEST(SplitBackend, RejectsAnEmptyListAndPartsOnMissingBackends) {
+  EXPECT_EQ(make_split_backend({}, Placement(2)).status().code(), Code::kInvalidArgument);
+  std::vector<std::unique_ptr<Backend>> bs;
+  bs.push_back(std::make_unique<AddOnly>());
+  EXPECT_EQ(make_split_backend(std::move(bs), Placement::offload(2, 1, 0, 1)).status().message(),
+            "split backend: layer 1 placed on backend 1 of 1");
 }
 
 }  // namespace

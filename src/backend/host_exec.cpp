@@ -8,12 +8,6 @@
 
 namespace paddock {
 
-std::array<DType, 3> input_types(const Node& n) {
-  std::array<DType, 3> t{};
-  for (int i = 0; i < n.n_src; ++i) t[i] = n.src[i].type;
-  return t;
-}
-
 bool all_f32(std::span<const DType> types) {
   return std::all_of(types.begin(), types.end(), [](DType t) { return t == DType::kF32; });
 }

@@ -2,7 +2,7 @@
 // row per op, and the loop that checks each node's types, gives its views host addresses and
 // calls the row's kernel. A backend = its context type + one kKernels table.
 //   constexpr HostKernelTable<Ctx> kKernels = {{ {supports_x, run_x}, ... }};
-//   return run_host_graph(*this, ctx, kKernels, g, after);
+//   return run_host_nodes(*this, ctx, kKernels, nodes, after);
 #pragma once
 
 #include <array>
@@ -22,9 +22,6 @@ struct HostKernel {
 };
 template <class Ctx>
 using HostKernelTable = std::array<HostKernel<Ctx>, kOpCount>;
-
-// Node n's input types, in op order (what supports() takes).
-std::array<DType, 3> input_types(const Node& n);
 
 // Type checks the host backends' tables share.
 bool all_f32(std::span<const DType> types);
@@ -52,17 +49,11 @@ bool table_supports(const HostKernelTable<Ctx>& table, Op op, std::span<const DT
 }
 
 template <class Ctx>
-Status run_host_graph(const Backend& be, Ctx& ctx, const HostKernelTable<Ctx>& table, const Graph& g,
+Status run_host_nodes(const Backend& be, Ctx& ctx, const HostKernelTable<Ctx>& table, std::span<const Node> nodes,
                       const std::function<void(const Node&)>& after) {
-  for (const Node& n : g.nodes()) {
-    const std::array<DType, 3> types = input_types(n);
-    if (!be.supports(n.op, std::span(types.data(), static_cast<size_t>(n.n_src)))) {
-      return unsupported("backend " + std::string(be.name()) + " cannot run node " + n.name + " (" +
-                         std::string(op_name(n.op)) + " of " + std::string(dtype_name(types[0])) + ")");
-    }
-  }
+  PADDOCK_TRY(check_supported(be, nodes));
   Node h;
-  for (const Node& n : g.nodes()) {
+  for (const Node& n : nodes) {
     host_node(n, h);
     if (h.op == Op::kRope && h.n_src == 2) {
       h.rope.freq_factors = {static_cast<const float*>(h.src[1].data), static_cast<size_t>(h.src[1].ne[0])};

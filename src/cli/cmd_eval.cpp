@@ -22,7 +22,9 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/placement.h"
 #include "backend/ref/ref_backend.h"
+#include "backend/split_backend.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
 #include "cli/dump_tensors.h"
@@ -30,7 +32,9 @@
 #include "engine/loaded_model.h"
 #include "gguf/gguf.h"
 #include "kv/kv_cache.h"
+#include "model/keys.h"
 #include "model/registry.h"
+#include "model/weights.h"
 #include "tokenizer/tokenizer.h"
 
 namespace paddock::cli {
@@ -39,12 +43,15 @@ namespace {
 
 constexpr const char* kUsage =
     "Usage: paddock eval --model FILE (--prompt-file FILE | --teacher-force GOLDEN.jsonl) [--greedy N]\n"
-    "                    [--top K] [--ctx N] [--parallel N] [--backend ref|cpu] [--threads N] --json\n"
+    "                    [--top K] [--ctx N] [--parallel N] [--backend B] [--num-gpu N] [--threads N] --json\n"
     "       paddock eval --model FILE --prompt TEXT [-n N] [--seed S] [--temperature T] [--top-k K]\n"
     "                    [--top-p P] [--min-p P] [--repeat-penalty R] [--format json|SCHEMA_FILE]\n"
     "                    [--grammar FILE] [--ignore-eos] [--ctx N] [--backend ref|cpu] [--threads N]\n"
-    "       paddock eval --model FILE --dump-tensors OUT.jsonl [--prompt TEXT] [--backend ref|cpu] "
-    "[--threads N]\n";
+    "       paddock eval --model FILE --dump-tensors OUT.jsonl [--prompt TEXT] [--backend B] [--num-gpu N] "
+    "[--threads N]\n"
+    "Golden and dump modes take --backend ref (default), cpu, or cpu+ref: the last --num-gpu layers\n"
+    "(the output counted as one more) on ref standing in for an accelerator, the rest on cpu;\n"
+    "without --num-gpu, as many as fit.\n";
 constexpr const char* kDumpPrompt = "Once upon a time";  // the golden layer dumps' prompt
 // Full logits are printed only for vocabularies up to this size, as in the golden files.
 constexpr int64_t kMaxFullLogits = 4096;
@@ -62,6 +69,7 @@ struct EvalOptions {
   std::optional<int64_t> ctx;  // golden modes: 1024 (as the golden files); generation: the engine's default
   int64_t parallel = 1;
   std::string backend;  // golden modes: ref; generation: cpu
+  std::optional<int64_t> num_gpu;  // cpu+ref: layers on ref
   int64_t threads = 0;
   bool json = false;
   // Generation mode.
@@ -140,6 +148,8 @@ Result<EvalOptions> parse_args(int argc, char** argv) {
       PADDOCK_ASSIGN(o.threads, parse_count(a, v, 1));
     } else if (a == "--backend") {
       o.backend = v;
+    } else if (a == "--num-gpu") {
+      PADDOCK_ASSIGN(o.num_gpu, parse_count(a, v, 0));
     } else if (a == "--prompt") {
       o.prompt = v;
     } else if (a == "-n" || a == "--n-predict") {
@@ -195,7 +205,34 @@ Result<std::unique_ptr<Backend>> make_backend(const std::string& name, int64_t t
   // then costs one dequantization per matrix instead of one per step.
   if (name == "ref") return make_ref_backend({.dequant_cache_bytes = kRefDequantCacheBytes});
   if (name == "cpu") return make_cpu_backend(static_cast<int>(threads));
-  return invalid_argument("unknown backend \"" + name + "\" (expected ref or cpu)");
+  return invalid_argument("unknown backend \"" + name + "\" (expected ref, cpu or cpu+ref)");
+}
+
+// cpu+ref places layers as an accelerator split would (backend/placement.h), with ref in the
+// accelerator's seat: the proof that a pass split across backends gives the same numbers.
+Result<std::unique_ptr<Backend>> make_eval_backend(const EvalOptions& o, const gguf::File& file) {
+  const std::string name = o.backend.empty() ? "ref" : o.backend;
+  if (name != "cpu+ref") {
+    if (o.num_gpu) return invalid_argument("--num-gpu needs --backend cpu+ref");
+    return make_backend(name, o.threads);
+  }
+  const std::string_view arch = file.get_string("general.architecture").value_or("");
+  PADDOCK_ASSIGN(const int64_t n_layer, KeyReader(file, arch).required_int("block_count"));
+  std::vector<std::unique_ptr<Backend>> bs;
+  PADDOCK_ASSIGN(std::unique_ptr<Backend> cpu, make_backend("cpu", o.threads));
+  PADDOCK_ASSIGN(std::unique_ptr<Backend> ref, make_backend("ref", o.threads));
+  bs.push_back(std::move(cpu));
+  bs.push_back(std::move(ref));
+  int64_t n_offload = 0;
+  if (o.num_gpu) {
+    n_offload = *o.num_gpu;
+  } else {
+    // The pass's compute buffer stays on cpu (the input's backend), so ref holds weights only.
+    FitRequest fit = offload_weights(file, n_layer);
+    fit.free = bs[1]->device().memory().free;
+    n_offload = fit_offload(fit);
+  }
+  return make_split_backend(std::move(bs), Placement::offload(n_layer, n_offload, 0, 1));
 }
 
 Result<std::vector<int32_t>> int_array(const nlohmann::json& j, const char* key, size_t line) {
@@ -415,7 +452,7 @@ Result<std::vector<Entry>> read_prompt_file(const std::string& path, const gguf:
 
 Status run(const EvalOptions& o) {
   PADDOCK_ASSIGN(std::unique_ptr<gguf::File> file, gguf::File::open(o.model));  // outlives the backend
-  PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_backend(o.backend.empty() ? "ref" : o.backend, o.threads));
+  PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_eval_backend(o, *file));
   std::vector<Entry> entries;
   if (!o.prompt_file.empty()) {
     PADDOCK_ASSIGN(entries, read_prompt_file(o.prompt_file, *file));
@@ -426,7 +463,7 @@ Status run(const EvalOptions& o) {
   std::vector<KvCache> slots;
   for (int64_t i = 0; i < std::min<int64_t>(o.parallel, static_cast<int64_t>(entries.size())); ++i) {
     PADDOCK_ASSIGN(KvCache kv,
-                   KvCache::create(model->kv_config(o.ctx.value_or(kGoldenCtx), DType::kF16), be->device()));
+                   KvCache::create(model->kv_config(o.ctx.value_or(kGoldenCtx), DType::kF16), *be));
     slots.push_back(std::move(kv));
   }
   PADDOCK_ASSIGN(const std::vector<EntryResult> results, evaluate_all(*model, *be, slots, entries, o));
@@ -439,7 +476,7 @@ Status run(const EvalOptions& o) {
 
 Status dump(const EvalOptions& o) {
   PADDOCK_ASSIGN(std::unique_ptr<gguf::File> file, gguf::File::open(o.model));  // outlives the backend
-  PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_backend(o.backend.empty() ? "ref" : o.backend, o.threads));
+  PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_eval_backend(o, *file));
   PADDOCK_ASSIGN(std::unique_ptr<Tokenizer> tok, Tokenizer::load(*file));
   PADDOCK_ASSIGN(std::unique_ptr<Model> model, load_model(*file, *be));
   return dump_tensors(*model, *be, *tok, o.prompt.value_or(kDumpPrompt), o.dump_tensors);
@@ -453,7 +490,10 @@ Status generate_text(const EvalOptions& o) {
   if (o.backend == "ref") {
     eo.backend = engine::BackendKind::kRef;
   } else if (!o.backend.empty() && o.backend != "cpu") {
-    return invalid_argument("unknown backend \"" + o.backend + "\" (expected ref or cpu)");
+    return invalid_argument("unknown backend \"" + o.backend + "\" (generation takes ref or cpu)");
+  }
+  if (o.num_gpu) {
+    return invalid_argument("--num-gpu applies to the golden and dump modes (--backend cpu+ref)");
   }
   PADDOCK_ASSIGN(std::unique_ptr<engine::LoadedModel> m, engine::LoadedModel::load(o.model, eo));
   engine::CompletionParams p;

@@ -89,7 +89,7 @@ Result<DType> parse_kv_cache_type(std::string_view name) {
 }
 
 Result<KvCache> LoadedModel::make_kv_cache() const {
-  return KvCache::create(model_->kv_config(n_ctx_, kv_type_), backend_->device());
+  return KvCache::create(model_->kv_config(n_ctx_, kv_type_), *backend_);
 }
 
 std::shared_ptr<const sample::GrammarVocab> LoadedModel::grammar_vocab() const {

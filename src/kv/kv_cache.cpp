@@ -37,6 +37,14 @@ uint64_t kv_cache_bytes(const KvCacheConfig& c) {
 }
 
 Result<KvCache> KvCache::create(const KvCacheConfig& c, Device& device) {
+  return create(c, [&](int64_t) -> Device& { return device; });
+}
+
+Result<KvCache> KvCache::create(const KvCacheConfig& c, Backend& backend) {
+  return create(c, [&](int64_t layer) -> Device& { return backend.for_layer(layer).device(); });
+}
+
+Result<KvCache> KvCache::create(const KvCacheConfig& c, const std::function<Device&(int64_t)>& device_of) {
   if (c.n_ctx <= 0 || c.n_layer <= 0 || c.n_head_kv <= 0 || c.head_dim_k <= 0 || c.head_dim_v <= 0) {
     return invalid_argument("KV cache: expected positive sizes, found n_ctx " + std::to_string(c.n_ctx) +
                             ", n_layer " + std::to_string(c.n_layer) + ", n_head_kv " +
@@ -62,6 +70,7 @@ Result<KvCache> KvCache::create(const KvCacheConfig& c, Device& device) {
   for (int64_t l = 0; l < c.n_layer; ++l) {
     // Zeroed: attention kernels may read a tile past the filled cells (and mask them out),
     // which must not meet NaN bit patterns.
+    Device& device = device_of(l);
     PADDOCK_ASSIGN(std::unique_ptr<Buffer> k, device.alloc(k_bytes));
     PADDOCK_ASSIGN(std::unique_ptr<Buffer> v, device.alloc(v_bytes));
     k->clear();

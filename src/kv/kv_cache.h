@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -38,7 +39,10 @@ uint64_t kv_cache_bytes(const KvCacheConfig& config);
 class KvCache {
  public:
   // Fails on non-positive sizes, an unsupported type (or one the head dims do not fit), a
-  // size that overflows, or a device out of memory. Cells start zeroed.
+  // size that overflows, or a device out of memory. Cells start zeroed. Each layer's cells
+  // live on the device of the backend that computes the layer (Backend::for_layer), or all
+  // on `device`.
+  static Result<KvCache> create(const KvCacheConfig& config, Backend& backend);
   static Result<KvCache> create(const KvCacheConfig& config, Device& device);
 
   const KvCacheConfig& config() const { return config_; }
@@ -67,6 +71,7 @@ class KvCache {
 
  private:
   explicit KvCache(const KvCacheConfig& config) : config_(config) {}
+  static Result<KvCache> create(const KvCacheConfig& config, const std::function<Device&(int64_t)>& device_of);
   TensorView view(Buffer& buf, int64_t head_dim, int64_t first, int64_t n) const;
   size_t cell_bytes(int64_t head_dim) const;
 

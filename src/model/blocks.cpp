@@ -169,6 +169,7 @@ TensorView pre_norm_layer(ForwardContext& c, int64_t il, const TensorView& x, co
 }
 
 TensorView lm_head(ForwardContext& c, const TensorView& x, const EmbdHeadWeights& w) {
+  c.g.set_layer(c.hp.n_layer);
   const TensorView h = norm(c, x, w.output_norm, "result_norm", -1);  // [n_embd, n_out]
   if (c.head == Head::kHidden) return h;
   return c.g.mul_mat(w.output, h, "result_output");  // [n_vocab, n_out]

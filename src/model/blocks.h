@@ -8,7 +8,10 @@
 // and the tokens of each sequence occupy its KV cells kv_first .. kv_first + n - 1
 // (cell = position).
 //   TensorView x = c.g.get_rows(w.tok_embd, tokens, "embd");  // [n_embd, n_tokens]
-//   for (int64_t il = 0; il < c.hp.n_layer; ++il) x = pre_norm_layer(c, il, x, w.layers[il]);
+//   for (int64_t il = 0; il < c.hp.n_layer; ++il) {
+//     c.g.set_layer(il);  // placement runs each layer on its backend
+//     x = pre_norm_layer(c, il, x, w.layers[il]);
+//   }
 //   return lm_head(c, x, w.head);
 #pragma once
 
@@ -115,8 +118,8 @@ void keep_output_rows(ForwardContext& c, int64_t il, TensorView& cur, TensorView
 // One pre-norm layer; on the last layer the output rows only. x [n_embd, n_tokens] ->
 // [n_embd, n_tokens or n_out]
 TensorView pre_norm_layer(ForwardContext& c, int64_t il, const TensorView& x, const PreNormLayerWeights& w);
-// Final norm (and, for Head::kLogits, the output projection). x [n_embd, n_out] (the output
-// rows only) -> [n_vocab or n_embd, n_out]
+// Final norm (and, for Head::kLogits, the output projection), recorded as the output layer
+// (n_layer). x [n_embd, n_out] (the output rows only) -> [n_vocab or n_embd, n_out]
 TensorView lm_head(ForwardContext& c, const TensorView& x, const EmbdHeadWeights& w);
 
 }  // namespace paddock

@@ -124,6 +124,7 @@ Status Model::shift(Backend& be, KvCache& kv, int64_t first, int64_t n) const {
   const std::vector<int32_t> delta(static_cast<size_t>(moved), static_cast<int32_t>(-n));
   Graph g;
   for (int64_t il = 0; il < hp_.n_layer; ++il) {
+    g.set_layer(il);  // on the backend that holds the layer's cells
     const size_t mark = g.mark();
     // Rotations compose: rotating a key roped at position p by -n gives the key at p - n.
     const TensorView k = kv.k(il, first, moved);  // [d_k, n_head_kv, moved] of the cache type

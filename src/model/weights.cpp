@@ -1,6 +1,8 @@
 #include "model/weights.h"
 
 #include <array>
+#include <charconv>
+#include <limits>
 #include <vector>
 
 namespace paddock {
@@ -13,12 +15,47 @@ std::string shape_string(const std::vector<int64_t>& ne) {
   return s + "]";
 }
 
+constexpr int64_t kOutputLayer = std::numeric_limits<int64_t>::max();  // beyond every layer
+
+// il of a "blk.<il>.*" name, else nullopt.
+std::optional<int64_t> block_of(std::string_view name) {
+  constexpr std::string_view kBlk = "blk.";
+  if (!name.starts_with(kBlk)) return std::nullopt;
+  int64_t il = 0;
+  const char* first = name.data() + kBlk.size();
+  const auto [end, ec] = std::from_chars(first, name.data() + name.size(), il);
+  if (ec != std::errc() || end == first || end == name.data() + name.size() || *end != '.') return std::nullopt;
+  return il;
+}
+
+// The pass part a weight belongs to (Backend::for_layer): blk.<il>.* is layer il, a table
+// rows are gathered from is the input, the rest (output, output_norm, and token_embd when
+// tied as the output) is the output.
+int64_t layer_of(const std::string& name, Use use) {
+  if (const std::optional<int64_t> il = block_of(name)) return *il;
+  return use == Use::kGetRows ? -1 : kOutputLayer;
+}
+
 std::vector<int64_t> trimmed(std::vector<int64_t> ne) {
   while (ne.size() > 1 && ne.back() == 1) ne.pop_back();
   return ne;
 }
 
 }  // namespace
+
+FitRequest offload_weights(const gguf::File& file, int64_t n_layer) {
+  FitRequest r;
+  r.layer_weights.assign(static_cast<size_t>(n_layer), 0);
+  const bool tied = file.find_tensor("output.weight") == nullptr;
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    if (const std::optional<int64_t> il = block_of(t.name)) {
+      if (*il >= 0 && *il < n_layer) r.layer_weights[static_cast<size_t>(*il)] += t.n_bytes;
+    } else if (t.name != "token_embd.weight" || tied) {
+      r.output_weights += t.n_bytes;
+    }
+  }
+  return r;
+}
 
 std::string blk(int64_t il, std::string_view suffix) {
   return "blk." + std::to_string(il) + "." + std::string(suffix);
@@ -65,12 +102,13 @@ Result<TensorView> WeightBinder::tensor(const std::string& name, std::initialize
   }
   const Op op = use == Use::kMulMat ? Op::kMulMat : Op::kGetRows;
   const std::array<DType, 3> types = {v.type, DType::kF32, DType::kF32};
-  if (!backend_.supports(op, types)) {
+  Backend& be = backend_.for_layer(layer_of(name, use));
+  if (!be.supports(op, types)) {
     return unsupported("tensor " + name + ": type " + std::string(dtype_name(v.type)) +
-                       " is not supported by the " + std::string(backend_.name()) + " backend for " +
+                       " is not supported by the " + std::string(be.name()) + " backend for " +
                        std::string(op_name(op)));
   }
-  if (op == Op::kMulMat) backend_.prepare_weight(v);
+  if (op == Op::kMulMat) be.prepare_weight(v);
   return v;
 }
 

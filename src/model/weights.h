@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "backend/backend.h"
+#include "backend/placement.h"
 #include "base/status.h"
 #include "gguf/gguf.h"
 
@@ -24,6 +25,10 @@ namespace paddock {
 
 // "blk.<il>.<suffix>"
 std::string blk(int64_t il, std::string_view suffix);
+
+// The weight bytes of each of n_layer layers and of the output (token_embd too when the
+// output is tied to it), as fit_offload (backend/placement.h) weighs them.
+FitRequest offload_weights(const gguf::File& file, int64_t n_layer);
 
 // What a weight is for; it decides the types it may have.
 enum class Use : uint8_t {
@@ -45,8 +50,9 @@ class WeightBinder {
   bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
   // ne[i] of a tensor as the file declares it; nullopt when absent (1 beyond its dims).
   std::optional<int64_t> dim(const std::string& name, size_t i) const;
-  // A tensor of 1 to 4 dims `ne` (trailing 1s in the file are ignored). kMulMat weights are
-  // handed to Backend::prepare_weight, so layouts are built at load time.
+  // A tensor of 1 to 4 dims `ne` (trailing 1s in the file are ignored). kMulMat and kGetRows
+  // weights are checked against, and kMulMat weights prepared by (layouts built at load
+  // time), the backend of their layer (Backend::for_layer: blk.<il>.* is layer il).
   Result<TensorView> tensor(const std::string& name, std::initializer_list<int64_t> ne, Use use = Use::kParam,
                             Bind bind = Bind::kOnce);
   // The same, absent -> nullopt (a present tensor of the wrong shape or type is an error).

@@ -6,7 +6,7 @@ file(GLOB _pd_layer_files "${PADDOCK_FIXTURES_DIR}/golden/layers/*.layers.jsonl"
 foreach(_pd_file ${_pd_layer_files})
   get_filename_component(_pd_name ${_pd_file} NAME)
   string(REPLACE ".layers.jsonl" "" _pd_model ${_pd_name})
-  foreach(_pd_backend ref cpu)
+  foreach(_pd_backend ref cpu split)
     add_test(NAME golden_layers_${_pd_backend}_${_pd_model}
              COMMAND ${_pd_layers_script} $<TARGET_FILE:paddock> ${PADDOCK_FIXTURES_DIR} ${_pd_model} ${_pd_backend})
     set_tests_properties(golden_layers_${_pd_backend}_${_pd_model} PROPERTIES LABELS golden SKIP_RETURN_CODE 77)

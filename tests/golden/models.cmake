@@ -1,8 +1,8 @@
 # Golden model tests: for every fixtures/golden/<model>.logits.jsonl, run
 #   paddock eval --model fixtures/models/<model>.gguf --teacher-force <that file> --backend ref --json
 # and check it with tools/compare_golden.py (--quant for all but the float models). One test
-# per model, label golden, and one more with --backend cpu (label golden_cpu); see below for
-# sanitizer builds. Without fixtures a single test skips loudly (exit 77).
+# per model, label golden, one more with --backend cpu (label golden_cpu) and one with a pass
+# split across cpu and ref (golden_split_*, label golden); see below for sanitizer builds. Without fixtures a single test skips loudly (exit 77).
 set(_pd_golden_script ${CMAKE_CURRENT_LIST_DIR}/run_model_golden.sh)
 file(GLOB _pd_golden_files "${PADDOCK_FIXTURES_DIR}/golden/*.logits.jsonl")
 # Fixture models of architectures paddock does not run yet, each with the open issue that
@@ -34,6 +34,10 @@ foreach(_pd_file ${_pd_golden_files})
   set_tests_properties(golden_model_${_pd_model} PROPERTIES LABELS golden SKIP_RETURN_CODE 77
                        ENVIRONMENT "PADDOCK_FIXTURES=${PADDOCK_FIXTURES_DIR}")
   if(NOT PADDOCK_SANITIZE)
+    add_test(NAME golden_split_${_pd_model}
+             COMMAND ${_pd_golden_script} $<TARGET_FILE:paddock> ${PADDOCK_FIXTURES_DIR} ${_pd_model} split)
+    set_tests_properties(golden_split_${_pd_model} PROPERTIES LABELS golden SKIP_RETURN_CODE 77
+                         ENVIRONMENT "PADDOCK_FIXTURES=${PADDOCK_FIXTURES_DIR}")
     # The cpu backend under every ISA path, 1 and 2 threads.
     add_test(NAME golden_cpu_${_pd_model}
              COMMAND ${_pd_golden_script} $<TARGET_FILE:paddock> ${PADDOCK_FIXTURES_DIR} ${_pd_model} cpu)

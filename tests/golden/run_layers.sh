@@ -1,7 +1,8 @@
 #!/bin/sh
 # One layer-dump test: `paddock eval --dump-tensors` on a fixture model must line up with
 # llama.cpp's dump in golden/layers/ node by node (scripts/compare_layers.py).
-# Usage: run_layers.sh PADDOCK_BIN FIXTURES_DIR MODEL ref|cpu
+# Usage: run_layers.sh PADDOCK_BIN FIXTURES_DIR MODEL ref|cpu|split
+# split: the last layer on ref, the rest on cpu (one pass across two backends).
 # Exit 0 match, 1 mismatch or error, 77 fixtures absent (CTest reports a skip).
 bin="$1"
 fixtures="$2"
@@ -23,5 +24,9 @@ case "$model" in
 esac
 out=$(mktemp "${TMPDIR:-/tmp}/paddock-layers-$model.XXXXXX") || exit 1
 trap 'rm -f "$out"' EXIT
-"$bin" eval --model "$gguf" --dump-tensors "$out" --backend "$backend" --threads 2 || exit 1
+case "$backend" in
+  split) set -- --backend cpu+ref --num-gpu 1 ;;
+  *) set -- --backend "$backend" ;;
+esac
+"$bin" eval --model "$gguf" --dump-tensors "$out" "$@" --threads 2 || exit 1
 python3 "$(dirname "$0")/../../scripts/compare_layers.py" "$golden" "$out" --rtol "$rtol"

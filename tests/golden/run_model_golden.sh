@@ -1,9 +1,11 @@
 #!/bin/sh
 # One golden model test: paddock eval with teacher forcing against llama.cpp's golden file.
-# Usage: run_model_golden.sh PADDOCK_BIN FIXTURES_DIR MODEL [ref|cpu|cpu-best]
+# Usage: run_model_golden.sh PADDOCK_BIN FIXTURES_DIR MODEL [ref|cpu|cpu-best|split]
 # ref (default): the ref backend. cpu: the cpu backend under every PADDOCK_CPU path this
 # machine has (scalar, avx2, avx512), each with 1 and 2 threads. cpu-best: the cpu backend's
 # best path with 2 threads only (sanitizer builds, where the scalar paths take minutes).
+# split: one pass across cpu and ref (--backend cpu+ref), the last layer on ref, then every
+# layer and the output on ref with the input on cpu.
 # Exit 0 match, 1 mismatch or error, 77 fixtures absent (CTest reports a skip).
 bin="$1"
 fixtures="$2"
@@ -32,6 +34,18 @@ if [ "$backend" = ref ]; then
   fi
   python3 "$compare" "$golden" "$out" $quant
   exit $?
+fi
+if [ "$backend" = split ]; then
+  for num_gpu in 1 999; do
+    if ! "$bin" eval --model "$gguf" --teacher-force "$golden" --backend cpu+ref --num-gpu $num_gpu \
+      --threads 2 --json >"$out"; then
+      echo "paddock eval --backend cpu+ref --num-gpu $num_gpu failed for $model"
+      exit 1
+    fi
+    echo "cpu+ref, --num-gpu $num_gpu:"
+    python3 "$compare" "$golden" "$out" $quant || exit 1
+  done
+  exit 0
 fi
 isas="scalar avx2 avx512"
 thread_counts="1 2"

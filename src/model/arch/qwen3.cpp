@@ -23,6 +23,7 @@ class Qwen3Model final : public Model {
     const size_t mark = c.g.mark();  // each layer's end releases all but its output
     TensorView x = c.g.get_rows(w_.embd_head.tok_embd, tokens, "embd");  // [n_embd, n_tokens]
     for (int64_t il = 0; il < hp_.n_layer; ++il) {
+      c.g.set_layer(il);
       x = pre_norm_layer(c, il, x, w_.layers[il]);  // [n_embd, n_tokens; n_out after the last]
       c.g.release_since(mark, x);
     }
