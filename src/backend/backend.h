@@ -77,6 +77,15 @@ struct RopeParams {
   std::span<const float> freq_factors;
 };
 
+// kAttention's options: llama.cpp's flash_attn_ext with its mask and logit softcap (the
+// per-head sinks travel as the node's fourth input).
+struct AttnParams {
+  float scale = 1.0f;    // scores = scale * q.k
+  float softcap = 0.0f;  // > 0: scores = softcap * tanh(scores / softcap) (gemma2)
+  bool causal = true;    // token t sees cells j <= ids[t]; false: every cell (BERT)
+  int32_t window = 0;    // > 0, causal only: token t sees cells j > ids[t] - window (sliding window)
+};
+
 // The op table: names are llama.cpp's (GGML_OP_*) so tensor dumps line up with its own.
 enum class Op : uint8_t {
   kGetRows,    // dst[:, i] = src0[:, ids[i]] as F32. src0 [n, n_rows] any type; dst [n, ids.size()]
@@ -90,11 +99,13 @@ enum class Op : uint8_t {
   kCopy,       // dst = src0 converted to dst's type (F32, F16, BF16, Q8_0, Q4_0), any strides
   kCount,
 };
-// kAttention: causal attention with grouped KV heads over one sequence's cache. src0 = q
+// kAttention: attention with grouped KV heads over one sequence's cache. src0 = q
 // [d_k, n_head, n_tokens] F32; src1 = k [d_k, n_head_kv, n_kv], src2 = v [d_v, n_head_kv,
 // n_kv] of one KV cache type (is_kv_cache_type; block types need whole blocks per head);
-// cells 0..n_kv-1, cell = position; token t sees cells j <= ids[t]; query head h uses kv
-// head h / (n_head / n_head_kv). dst [d_v, n_head, n_tokens] = softmax(scale * q.k) v.
+// optional src3 = sinks [n_head] F32; cells 0..n_kv-1, cell = position; which cells token t
+// sees: AttnParams (causal: j <= ids[t]); query head h uses kv head h / (n_head /
+// n_head_kv). dst [d_v, n_head, n_tokens] = softmax(scores) v, where a sink adds
+// exp(sinks[h]) to the softmax's denominator (gpt-oss: attention that may go nowhere).
 inline constexpr size_t kOpCount = static_cast<size_t>(Op::kCount);
 inline constexpr std::array<std::string_view, kOpCount> kOpNames = {
     "GET_ROWS", "MUL_MAT", "RMS_NORM", "MUL", "ADD", "ROPE", "SWIGLU", "FLASH_ATTN_EXT", "CPY",

@@ -59,7 +59,15 @@ void swiglu(Backend& be, const TensorView& gate, const TensorView& up, const Ten
 }
 void attention(Backend& be, const TensorView& q, const TensorView& k, const TensorView& v,
                std::span<const int32_t> pos, float scale, const TensorView& dst) {
-  run(be, Op::kAttention, {q, k, v}, dst, pos, scale);
+  attention(be, q, k, v, pos, AttnParams{.scale = scale}, std::nullopt, dst);
+}
+void attention(Backend& be, const TensorView& q, const TensorView& k, const TensorView& v,
+               std::span<const int32_t> pos, const AttnParams& p, const std::optional<TensorView>& sinks,
+               const TensorView& dst) {
+  Graph g;
+  g.attention(q, k, v, pos, p, sinks, dst, std::string(op_name(Op::kAttention)));
+  const Status st = be.compute(g);
+  PADDOCK_CHECK_MSG(st.is_ok(), st.message().c_str());
 }
 void copy(Backend& be, const TensorView& src, const TensorView& dst) { run(be, Op::kCopy, {src}, dst); }
 

@@ -24,6 +24,10 @@ void rope(Backend& be, const TensorView& x, std::span<const int32_t> pos, const 
 void swiglu(Backend& be, const TensorView& gate, const TensorView& up, const TensorView& dst);
 void attention(Backend& be, const TensorView& q, const TensorView& k, const TensorView& v,
                std::span<const int32_t> pos, float scale, const TensorView& dst);
+// With every option: mask kind, window, softcap, and per-head sinks.
+void attention(Backend& be, const TensorView& q, const TensorView& k, const TensorView& v,
+               std::span<const int32_t> pos, const AttnParams& p, const std::optional<TensorView>& sinks,
+               const TensorView& dst);
 void copy(Backend& be, const TensorView& src, const TensorView& dst);
 
 }  // namespace paddock::eager

@@ -48,6 +48,7 @@ void host_node(const Node& n, Node& out) {
   for (int i = 0; i < n.n_src; ++i) out.src[i] = host_view(n.src[i]);
   out.ids = n.ids;
   out.scalar = n.scalar;
+  out.attn = n.attn;
   out.rope = n.rope;
 }
 
@@ -145,11 +146,18 @@ TensorView Graph::swiglu(const TensorView& gate, const TensorView& up, std::stri
 }
 
 void Graph::attention(const TensorView& q, const TensorView& k, const TensorView& v,
-                      std::span<const int32_t> pos, float scale, const TensorView& dst, std::string name) {
+                      std::span<const int32_t> pos, const AttnParams& p, const std::optional<TensorView>& sinks,
+                      const TensorView& dst, std::string name) {
   PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == q.ne[2]);
-  record(Op::kAttention, std::move(name), {q, k, v}, dst);
+  PADDOCK_CHECK(p.window >= 0 && (p.window == 0 || p.causal) && p.softcap >= 0);
+  if (sinks) {
+    PADDOCK_CHECK(sinks->type == DType::kF32 && sinks->ne[0] == q.ne[1]);
+    record(Op::kAttention, std::move(name), {q, k, v, *sinks}, dst);
+  } else {
+    record(Op::kAttention, std::move(name), {q, k, v}, dst);
+  }
   nodes_.back().ids = keep(pos);
-  nodes_.back().scalar = scale;
+  nodes_.back().attn = p;
 }
 
 void Graph::copy(const TensorView& src, const TensorView& dst, std::string name) {
@@ -167,15 +175,15 @@ Status Graph::allocate(Device& device) {
   return Status::ok();
 }
 
-std::array<DType, 3> input_types(const Node& n) {
-  std::array<DType, 3> t{};
+std::array<DType, 4> input_types(const Node& n) {
+  std::array<DType, 4> t{};
   for (int i = 0; i < n.n_src; ++i) t[i] = n.src[i].type;
   return t;
 }
 
 Status check_supported(const Backend& be, std::span<const Node> nodes) {
   for (const Node& n : nodes) {
-    const std::array<DType, 3> types = input_types(n);
+    const std::array<DType, 4> types = input_types(n);
     if (!be.supports(n.op, std::span(types.data(), static_cast<size_t>(n.n_src)))) {
       return unsupported("backend " + std::string(be.name()) + " cannot run node " + n.name + " (" +
                          std::string(op_name(n.op)) + " of " + std::string(dtype_name(types[0])) + ")");

@@ -31,10 +31,11 @@ struct Node {
   Op op = Op::kCount;
   std::string name;
   TensorView dst;
-  std::array<TensorView, 3> src{};
+  std::array<TensorView, 4> src{};
   int n_src = 0;
   std::span<const int32_t> ids;  // get_rows: rows; rope, attention: one position per token
-  float scalar = 0;              // rms_norm: eps; attention: scale
+  float scalar = 0;              // rms_norm: eps
+  AttnParams attn;               // attention
   RopeParams rope;               // rope (src[1], when present, holds the frequency factors)
   int32_t layer = -1;            // Graph::set_layer when recorded: -1 input, n_layer output
 
@@ -42,7 +43,7 @@ struct Node {
 };
 
 // n's input types, in op order (what Backend::supports takes).
-std::array<DType, 3> input_types(const Node& n);
+std::array<DType, 4> input_types(const Node& n);
 // kUnsupported naming the first node `be` cannot run (op and types), else ok.
 Status check_supported(const Backend& be, std::span<const Node> nodes);
 
@@ -87,7 +88,8 @@ class Graph {
   TensorView swiglu(const TensorView& gate, const TensorView& up, std::string name);
   // These two write into dst (rows of a planned tensor, a KV cache's cells).
   void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
-                 float scale, const TensorView& dst, std::string name);
+                 const AttnParams& p, const std::optional<TensorView>& sinks, const TensorView& dst,
+                 std::string name);
   void copy(const TensorView& src, const TensorView& dst, std::string name);
   // Any node, its dst given (eager one-op graphs: tests and kernel benches).
   void add_node(Node n);

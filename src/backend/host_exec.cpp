@@ -13,7 +13,8 @@ bool all_f32(std::span<const DType> types) {
 }
 
 bool attention_types(std::span<const DType> types) {
-  return types.size() == 3 && types[0] == DType::kF32 && is_kv_cache_type(types[1]) && types[2] == types[1];
+  return (types.size() == 3 || (types.size() == 4 && types[3] == DType::kF32)) && types[0] == DType::kF32 &&
+         is_kv_cache_type(types[1]) && types[2] == types[1];
 }
 
 bool supports_copy(std::span<const DType> types) {

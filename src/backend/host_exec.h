@@ -26,7 +26,11 @@ using HostKernelTable = std::array<HostKernel<Ctx>, kOpCount>;
 // Type checks the host backends' tables share.
 bool all_f32(std::span<const DType> types);
 // q F32; k and v of one KV cache type.
-bool attention_types(std::span<const DType> types);
+bool attention_types(std::span<const DType> types);  // q F32, k and v one KV type, sinks F32
+// An attention node's sinks (its fourth input, host addressed), or nullptr.
+inline const float* attention_sinks(const Node& n) {
+  return n.n_src == 4 ? static_cast<const float*>(n.src[3].data) : nullptr;
+}
 // copy from a float or KV block type.
 bool supports_copy(std::span<const DType> types);
 // Copies src to dst through F32 rows with the quant table's reference functions: for copies

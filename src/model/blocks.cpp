@@ -139,8 +139,9 @@ TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const A
              layer_name("v_cache", il));  // [d_v, n_head_kv, s.n]
     const int64_t n_kv = s.kv_first + s.n;
     c.g.attention(rows(q, s.first, s.n), kv.k(il, 0, n_kv), kv.v(il, 0, n_kv),
-                  c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)), scale,
-                  rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
+                  c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)),
+                  AttnParams{.scale = scale}, std::nullopt, rows(out, s.first, s.n),
+                  layer_name("__fattn__", il));  // [d_v, n_head, s.n]
   }
   return linear(c, w.wo, w.bo, out.reshape({hp.head_dim_v * lp.n_head, n}),
                 layer_name("attn_out", il));  // [n_embd, n]

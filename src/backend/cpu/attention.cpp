@@ -1,4 +1,4 @@
-// Causal attention with grouped KV heads, blocked the flash-attention way. A work item is a
+// Attention with grouped KV heads, blocked the flash-attention way. A work item is a
 // block of query rows (up to kBlockRows: consecutive tokens x the query heads sharing one kv
 // head) against the visible cells of a span of kv heads, walked in tiles of 32-64 cells:
 // each K/V tile is converted to F32 once per block (not once per token), then the tile
@@ -10,7 +10,9 @@
 // read in the cache's order; over an F16 or Q8_0 cache a decode block skips the F32 tile and
 // its kernels read the cache rows in place. Blocks and chunks depend only on the shapes and
 // positions, and every output is computed by one thread in a fixed order, so results do not
-// depend on the thread count.
+// depend on the thread count. The options (AttnParams) act on the score tile between the
+// tile kernels: a softcap rewrites the scores, a window masks the cells before it (and skips
+// whole tiles), non-causal lanes see every cell; sinks join each row's final normalisation.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -88,7 +90,7 @@ Plan make_plan(int64_t d_k, int64_t d_v, int64_t n_head, int64_t n_head_kv, int6
 struct TileScratch {
   std::vector<float> q, qt, k, v, s, acc, m, l, c;
   std::vector<int32_t> lim;
-  std::vector<int64_t> lane_pos;
+  std::vector<int64_t> lane_last, lane_first;  // each lane's visible cells
 
   void fit(const Plan& p) {
     auto grow = [](auto& vec, int64_t n) {
@@ -105,7 +107,8 @@ struct TileScratch {
     grow(l, lanes);
     grow(c, lanes);
     grow(lim, lanes);
-    grow(lane_pos, lanes);
+    grow(lane_last, lanes);
+    grow(lane_first, lanes);
   }
 };
 
@@ -119,7 +122,8 @@ class BlockedAttention {
   // direct: the cache type's kernels that read it in place in decode blocks, or nullptr.
   BlockedAttention(const AttentionKernels& kernels, TileToF32 convert, const DirectKernels* direct,
                    const Plan& plan, const TensorView& q, const TensorView& k, const TensorView& v,
-                   std::span<const int32_t> pos, float scale, const TensorView& dst, float* partials)
+                   std::span<const int32_t> pos, const AttnParams& params, const float* sinks,
+                   const TensorView& dst, float* partials)
       : kern_(kernels),
         convert_(convert),
         direct_(direct),
@@ -128,7 +132,8 @@ class BlockedAttention {
         k_(k),
         v_(v),
         pos_(pos),
-        scale_(scale),
+        params_(params),
+        sinks_(sinks),
         dst_(dst),
         partials_(partials) {}
 
@@ -149,8 +154,13 @@ class BlockedAttention {
     const int rows = static_cast<int>((t1 - t0) * p_.group);
     const int64_t cs = p_.lanes(rows);           // lanes of one kv head
     const int64_t rs = round_up(heads * cs, 8);  // lanes of the score tile
-    int64_t end = 0;
-    for (int64_t t = t0; t < t1; ++t) end = std::max<int64_t>(end, pos_[t] + 1);
+    // The block's visible cells: [first, end).
+    int64_t end = params_.causal ? 0 : k_.ne[2];
+    int64_t first = k_.ne[2];
+    for (int64_t t = t0; t < t1; ++t) {
+      if (params_.causal) end = std::max<int64_t>(end, pos_[t] + 1);
+      first = std::min(first, first_cell(pos_[t]));
+    }
     const int64_t c0 = chunk * p_.chunk_cells;
     const int64_t c1 = std::min(end, c0 + p_.chunk_cells);
 
@@ -165,16 +175,19 @@ class BlockedAttention {
         for (int64_t i = 0; i < p_.d_k; ++i) (dot_rows ? q[r * p_.dkp + i] : q[i * cs + r]) = row[i];
       }
     }
-    // Each lane's token position (-1: a padding lane, which sees nothing).
+    // Each lane's visible cells (last -1: a padding lane, which sees nothing).
     for (int64_t x = 0; x < rs; ++x) {
       const int64_t r = x % cs;
-      ts.lane_pos[static_cast<size_t>(x)] = x / cs < heads && r < rows ? pos_[t0 + r / p_.group] : -1;
+      const bool real = x / cs < heads && r < rows;
+      const int64_t pos = real ? pos_[t0 + r / p_.group] : 0;
+      ts.lane_last[static_cast<size_t>(x)] = !real ? -1 : params_.causal ? pos : k_.ne[2] - 1;
+      ts.lane_first[static_cast<size_t>(x)] = first_cell(pos);
     }
     std::fill_n(ts.m.begin(), rs, -INFINITY);
     std::fill_n(ts.l.begin(), rs, 0.0f);
     std::fill_n(ts.acc.begin(), heads * rows * p_.dvp, 0.0f);
     const bool direct = direct_ != nullptr && dot_rows;
-    for (int64_t j0 = c0; j0 < c1; j0 += p_.tile) {
+    for (int64_t j0 = std::max(c0, first); j0 < c1; j0 += p_.tile) {
       const int nc = static_cast<int>(std::min<int64_t>(p_.tile, c1 - j0));
       const TileRows kt{k_.row(hk0, j0), k_.nb[2], k_.nb[1], static_cast<int>(heads), nc, p_.d_k};
       const TileRows vt{v_.row(hk0, j0), v_.nb[2], v_.nb[1], static_cast<int>(heads), nc, p_.d_v};
@@ -182,19 +195,31 @@ class BlockedAttention {
         convert_(kt, ts.k.data(), p_.dkp);
         convert_(vt, ts.v.data(), p_.dvp);
       }
-      // Cell j0 + j is visible to a lane iff j <= lim = its position - j0.
-      for (int64_t x = 0; x < rs; ++x) {
-        const int64_t lim = std::max<int64_t>(ts.lane_pos[static_cast<size_t>(x)] - j0, -1);
-        ts.lim[static_cast<size_t>(x)] = static_cast<int32_t>(std::min<int64_t>(lim, nc));
-      }
       for (int64_t hs = 0; hs < heads; ++hs) {
         float* s = &ts.s[static_cast<size_t>(hs * cs)];
         if (direct) {
-          direct_->scores(query_rows(ts, hs, rows), head_rows(kt, hs), rs, scale_, s);
+          direct_->scores(query_rows(ts, hs, rows), head_rows(kt, hs), rs, params_.scale, s);
         } else {
           kern_.scores(query_rows(ts, hs, rows), query_rows(ts, hs, rows), k_tile(ts, hs, 0), p_.dkp, rows,
-                       rs, nc, scale_, s);
+                       rs, nc, params_.scale, s);
         }
+      }
+      if (params_.softcap > 0) {
+        const float cap = params_.softcap;
+        for (int64_t i = 0; i < nc * rs; ++i) ts.s[static_cast<size_t>(i)] = cap * std::tanh(ts.s[static_cast<size_t>(i)] / cap);
+      }
+      // Cell j0 + j is visible to a lane iff first - j0 <= j <= lim = last - j0: the kernel
+      // takes lim; cells before first get a -inf score (a lane with nothing visible in the
+      // tile gets lim -1 instead, so its max stays finite once anything was seen).
+      for (int64_t x = 0; x < rs; ++x) {
+        int64_t lim = std::min<int64_t>(std::max<int64_t>(ts.lane_last[static_cast<size_t>(x)] - j0, -1), nc);
+        const int64_t cut = std::min<int64_t>(ts.lane_first[static_cast<size_t>(x)] - j0, nc);
+        if (cut > lim) {
+          lim = -1;
+        } else {
+          for (int64_t j = 0; j < cut; ++j) ts.s[static_cast<size_t>(j * rs + x)] = -INFINITY;
+        }
+        ts.lim[static_cast<size_t>(x)] = static_cast<int32_t>(lim);
       }
       kern_.softmax(ts.s.data(), rs, nc, ts.lim.data(), ts.m.data(), ts.l.data(), ts.c.data());
       for (int64_t hs = 0; hs < heads; ++hs) {
@@ -214,7 +239,7 @@ class BlockedAttention {
       const float* l = &ts.l[static_cast<size_t>(hs * cs)];
       const float* acc = &ts.acc[static_cast<size_t>(hs * rows * p_.dvp)];
       if (p_.n_chunks == 1) {
-        for (int r = 0; r < rows; ++r) write_output(hk0 + hs, t0, r, acc + r * p_.dvp, 1.0f / l[r]);
+        for (int r = 0; r < rows; ++r) write_output(hk0 + hs, t0, r, acc + r * p_.dvp, m[r], l[r]);
         continue;
       }
       float* part = partial(hk0 + hs, block, chunk);
@@ -244,7 +269,7 @@ class BlockedAttention {
         const float* acc = part + 2 * br + r * p_.dvp;
         for (int64_t i = 0; i < p_.d_v; ++i) out[static_cast<size_t>(i)] += w * acc[i];
       }
-      write_output(hk, t0, static_cast<int>(r), out.data(), 1.0f / sum);
+      write_output(hk, t0, static_cast<int>(r), out.data(), max, sum);
     }
   }
 
@@ -268,10 +293,23 @@ class BlockedAttention {
     return partials_ + ((block * p_.n_head_kv + hk) * p_.n_chunks + chunk) * p_.partial_floats();
   }
 
-  void write_output(int64_t hk, int64_t t0, int r, const float* acc, float inv_sum) const {
+  // The first cell a token at `pos` sees (its window's start).
+  int64_t first_cell(int64_t pos) const {
+    return params_.window > 0 ? std::max<int64_t>(0, pos - params_.window + 1) : 0;
+  }
+
+  // Row r's output: acc / sum, both relative to the row's max m; a sink adds exp(sink) to
+  // the sum (rescaled to max(m, sink) so neither overflows).
+  void write_output(int64_t hk, int64_t t0, int r, const float* acc, float m, float sum) const {
     const int64_t h = hk * p_.group + r % p_.group;
     const int64_t t = t0 + r / p_.group;
-    for (int64_t i = 0; i < p_.d_v; ++i) dst_.f32(i, h, t) = acc[i] * inv_sum;
+    float scale = 1.0f / sum;
+    if (sinks_ != nullptr) {
+      const float top = std::max(m, sinks_[h]);
+      const float f = std::exp(m - top);
+      scale = f / (sum * f + std::exp(sinks_[h] - top));
+    }
+    for (int64_t i = 0; i < p_.d_v; ++i) dst_.f32(i, h, t) = acc[i] * scale;
   }
 
   const AttentionKernels& kern_;
@@ -282,7 +320,8 @@ class BlockedAttention {
   const TensorView& k_;
   const TensorView& v_;
   std::span<const int32_t> pos_;
-  float scale_;
+  const AttnParams& params_;
+  const float* sinks_;
   const TensorView& dst_;
   float* partials_;
 };
@@ -290,7 +329,7 @@ class BlockedAttention {
 }  // namespace
 
 void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorView& k, const TensorView& v,
-               std::span<const int32_t> pos, float scale, const TensorView& dst) {
+               std::span<const int32_t> pos, const AttnParams& params, const float* sinks, const TensorView& dst) {
   const int64_t d_k = q.ne[0];
   const int64_t n_head = q.ne[1];
   const int64_t n_tokens = q.ne[2];
@@ -306,7 +345,7 @@ void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorVi
   PADDOCK_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0);
   PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == n_tokens);
   PADDOCK_CHECK(dst.type == DType::kF32 && dst.ne[0] == d_v && dst.ne[1] == n_head && dst.ne[2] == n_tokens);
-  int64_t kv_end = 0;
+  int64_t kv_end = params.causal ? 0 : n_kv;
   for (int32_t p : pos) {
     PADDOCK_CHECK(p >= 0 && p < n_kv);
     kv_end = std::max<int64_t>(kv_end, p + 1);
@@ -330,7 +369,7 @@ void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorVi
                                 : k.type == DType::kQ8_0 ? &kernels.q8_0_direct
                                                          : nullptr;
   if (direct != nullptr && (direct->scores == nullptr || d_k % 8 != 0 || d_v % 8 != 0)) direct = nullptr;
-  const BlockedAttention attn(kernels, convert, direct, plan, q, k, v, pos, scale, dst, partials.data());
+  const BlockedAttention attn(kernels, convert, direct, plan, q, k, v, pos, params, sinks, dst, partials.data());
   pool.parallel_for_chunked(attn.n_items(), 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t item = begin; item < end; ++item) attn.run_item(item);
   });

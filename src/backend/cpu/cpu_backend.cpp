@@ -48,7 +48,7 @@ void run_add(CpuContext& c, const Node& n) { cpu::add(c.pool, n.src[0], n.src[1]
 void run_rope(CpuContext& c, const Node& n) { cpu::rope(c.pool, n.src[0], n.ids, n.rope, n.dst); }
 void run_swiglu(CpuContext& c, const Node& n) { cpu::swiglu(c.pool, c.isa, n.src[0], n.src[1], n.dst); }
 void run_attention(CpuContext& c, const Node& n) {
-  cpu::attention(c.pool, c.isa, n.src[0], n.src[1], n.src[2], n.ids, n.scalar, n.dst);
+  cpu::attention(c.pool, c.isa, n.src[0], n.src[1], n.src[2], n.ids, n.attn, attention_sinks(n), n.dst);
 }
 void run_copy(CpuContext& c, const Node& n) {
   if (is_float_type(n.src[0].type) && is_float_type(n.dst.type)) {

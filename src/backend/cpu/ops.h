@@ -33,8 +33,9 @@ void rope(ThreadPool& pool, const TensorView& x, std::span<const int32_t> pos, c
           const TensorView& dst);
 void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up,
             const TensorView& dst);
+// sinks: n_head floats, or nullptr.
 void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorView& k, const TensorView& v,
-               std::span<const int32_t> pos, float scale, const TensorView& dst);
+               std::span<const int32_t> pos, const AttnParams& p, const float* sinks, const TensorView& dst);
 void copy(ThreadPool& pool, CpuIsa isa, const TensorView& src, const TensorView& dst);
 
 }  // namespace paddock::cpu

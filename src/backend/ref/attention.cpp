@@ -1,6 +1,7 @@
-// Causal attention with grouped KV heads over a KV cache in F16, F32, Q8_0 or Q4_0: for
-// every query token and head, scores against the visible cells, a softmax, and the weighted
-// sum of V. Quantized K/V rows are dequantized with the quant table's reference functions.
+// Attention with grouped KV heads over a KV cache in F16, F32, Q8_0 or Q4_0: for every query
+// token and head, scores against the visible cells (causal, windowed or all; softcapped when
+// asked), a softmax (whose denominator a sink may add to), and the weighted sum of V.
+// Quantized K/V rows are dequantized with the quant table's reference functions.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -11,7 +12,7 @@
 namespace paddock::ref {
 
 void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
-               float scale, const TensorView& dst) {
+               const AttnParams& p, const float* sinks, const TensorView& dst) {
   const int64_t d_k = q.ne[0];
   const int64_t n_head = q.ne[1];
   const int64_t n_tokens = q.ne[2];
@@ -43,22 +44,25 @@ void attention(const TensorView& q, const TensorView& k, const TensorView& v, st
   std::vector<float> acc(static_cast<size_t>(d_v));
   for (int64_t t = 0; t < n_tokens; ++t) {
     PADDOCK_CHECK(pos[t] >= 0 && pos[t] < n_kv);
-    const int64_t visible = pos[t] + 1;
+    const int64_t first = p.window > 0 ? std::max<int64_t>(0, pos[t] - p.window + 1) : 0;
+    const int64_t end = p.causal ? pos[t] + 1 : n_kv;  // cells [first, end) are visible
     for (int64_t h = 0; h < n_head; ++h) {
       const int64_t hk = h / group;
       const float* qrow = reinterpret_cast<const float*>(q.row(h, t));
-      float max = -INFINITY;
-      for (int64_t j = 0; j < visible; ++j) {
-        scores[j] = dot_f32(qrow, &kf[static_cast<size_t>((j * n_head_kv + hk) * d_k)], d_k) * scale;
-        max = std::max(max, scores[j]);
+      float max = sinks != nullptr ? sinks[h] : -INFINITY;
+      for (int64_t j = first; j < end; ++j) {
+        float s = dot_f32(qrow, &kf[static_cast<size_t>((j * n_head_kv + hk) * d_k)], d_k) * p.scale;
+        if (p.softcap > 0) s = p.softcap * std::tanh(s / p.softcap);
+        scores[j] = s;
+        max = std::max(max, s);
       }
-      double sum = 0;
-      for (int64_t j = 0; j < visible; ++j) {
+      double sum = sinks != nullptr ? std::exp(static_cast<double>(sinks[h]) - max) : 0.0;
+      for (int64_t j = first; j < end; ++j) {
         scores[j] = std::exp(scores[j] - max);
         sum += scores[j];
       }
       std::fill(acc.begin(), acc.end(), 0.0f);
-      for (int64_t j = 0; j < visible; ++j) {
+      for (int64_t j = first; j < end; ++j) {
         const float* vrow = &vf[static_cast<size_t>((j * n_head_kv + hk) * d_v)];
         for (int64_t i = 0; i < d_v; ++i) acc[i] += scores[j] * vrow[i];
       }

@@ -221,8 +221,9 @@ TEST(RefRope, NeoxModeRotatesHalves) {
   }
 }
 
-// softmax(scale q.k) v over visible cells, computed plainly for each head.
-void expect_attention(DType kv_type, double tol) {
+// softmax(scores) v over the visible cells (causal, windowed or all; softcapped; a sink in
+// the denominator), computed plainly for each head.
+void expect_attention(DType kv_type, double tol, const AttnParams& p = {.scale = 0.3f}, bool with_sinks = false) {
   auto be = make_ref_backend();
   const int64_t d = 7, n_head = 4, n_head_kv = 2, n_kv = 5, n_tok = 2;
   std::vector<float> q = random_values(static_cast<size_t>(d * n_head * n_tok), 17);
@@ -238,26 +239,31 @@ void expect_attention(DType kv_type, double tol) {
                              : view(k, {d, n_head_kv, n_kv});
   const TensorView vt = half ? TensorView::contiguous(v16.data(), DType::kF16, {d, n_head_kv, n_kv})
                              : view(v, {d, n_head_kv, n_kv});
-  const std::vector<int32_t> pos = {2, 4};  // token 0 sees cells 0..2, token 1 all five
+  const std::vector<int32_t> pos = {2, 4};  // causal: token 0 sees cells 0..2, token 1 all five
+  std::vector<float> sinks = {0.5f, -1.0f, 2.0f, 0.0f};
   std::vector<float> out(static_cast<size_t>(d * n_head * n_tok));
-  const float scale = 0.3f;
-  eager::attention(*be, view(q, {d, n_head, n_tok}), kt, vt, pos, scale, view(out, {d, n_head, n_tok}));
+  eager::attention(*be, view(q, {d, n_head, n_tok}), kt, vt, pos, p,
+                   with_sinks ? std::optional(view(sinks, {n_head})) : std::nullopt, view(out, {d, n_head, n_tok}));
   for (int64_t t = 0; t < n_tok; ++t) {
     for (int64_t h = 0; h < n_head; ++h) {
       const int64_t hk = h / (n_head / n_head_kv);
       std::vector<double> s;
-      double mx = -1e30, sum = 0;
-      for (int64_t j = 0; j <= pos[t]; ++j) {
+      std::vector<int64_t> cells;
+      double sum = with_sinks ? std::exp(double(sinks[h])) : 0;
+      for (int64_t j = 0; j < n_kv; ++j) {
+        if ((p.causal && j > pos[t]) || (p.window > 0 && j <= pos[t] - p.window)) continue;
         double dot = 0;
         for (int64_t i = 0; i < d; ++i)
           dot += double(q[(t * n_head + h) * d + i]) * k[(j * n_head_kv + hk) * d + i];
-        s.push_back(dot * scale);
-        mx = std::max(mx, s.back());
+        dot *= p.scale;
+        if (p.softcap > 0) dot = p.softcap * std::tanh(dot / p.softcap);
+        s.push_back(std::exp(dot));
+        sum += s.back();
+        cells.push_back(j);
       }
-      for (double& e : s) sum += (e = std::exp(e - mx));
       for (int64_t i = 0; i < d; ++i) {
         double o = 0;
-        for (size_t j = 0; j < s.size(); ++j) o += s[j] / sum * v[(j * n_head_kv + hk) * d + i];
+        for (size_t j = 0; j < s.size(); ++j) o += s[j] / sum * v[(cells[j] * n_head_kv + hk) * d + i];
         EXPECT_NEAR(out[(t * n_head + h) * d + i], o, tol);
       }
     }
@@ -266,6 +272,10 @@ void expect_attention(DType kv_type, double tol) {
 
 TEST(RefAttention, CausalGqaWithF32Cache) { expect_attention(DType::kF32, 1e-5); }
 TEST(RefAttention, CausalGqaWithF16Cache) { expect_attention(DType::kF16, 2e-3); }
+TEST(RefAttention, SlidingWindow) { expect_attention(DType::kF32, 1e-5, {.scale = 0.3f, .window = 2}); }
+TEST(RefAttention, NonCausal) { expect_attention(DType::kF32, 1e-5, {.scale = 0.3f, .causal = false}); }
+TEST(RefAttention, Softcap) { expect_attention(DType::kF32, 1e-5, {.scale = 0.9f, .softcap = 0.5f}); }
+TEST(RefAttention, Sinks) { expect_attention(DType::kF32, 1e-5, {.scale = 0.3f}, /*with_sinks=*/true); }
 
 TEST(RefMulMat, EveryQuantizableTypeEqualsDequantizedDot) {
   auto be = make_ref_backend();

@@ -69,7 +69,7 @@ void run_add(RefContext&, const Node& n) { ref::add(n.src[0], n.src[1], n.dst); 
 void run_rope(RefContext&, const Node& n) { ref::rope(n.src[0], n.ids, n.rope, n.dst); }
 void run_swiglu(RefContext&, const Node& n) { ref::swiglu(n.src[0], n.src[1], n.dst); }
 void run_attention(RefContext&, const Node& n) {
-  ref::attention(n.src[0], n.src[1], n.src[2], n.ids, n.scalar, n.dst);
+  ref::attention(n.src[0], n.src[1], n.src[2], n.ids, n.attn, attention_sinks(n), n.dst);
 }
 void run_copy(RefContext&, const Node& n) {
   if (is_float_type(n.src[0].type) && is_float_type(n.dst.type)) {
