@@ -1,6 +1,6 @@
 // The AVX2 tile kernels against the scalar ones on both query layouts, with masked cells,
 // padding lanes and rows that have seen nothing yet. The whole op is checked against the
-// ref backend in tests/golden/cpu_ops_test.cpp.
+// ref backend in tests/golden/backend_ops_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,0 +1,10 @@
+# Every op on every backend of backends_under_test() against the ref backend
+# (backend_ops_test.cpp). It lives here, not beside the code, because it links the backends
+# and the ref backend, which they may not include.
+if(TARGET paddock_backend_cpu AND TARGET paddock_backend_ref)
+  add_executable(backend_ops_test ${CMAKE_CURRENT_LIST_DIR}/backend_ops_test.cpp)
+  target_link_libraries(backend_ops_test PRIVATE paddock_backend_cpu paddock_backend_ref GTest::gtest GTest::gtest_main)
+  target_include_directories(backend_ops_test PRIVATE ${PROJECT_SOURCE_DIR})
+  add_test(NAME backend_ops_test COMMAND backend_ops_test)
+  set_tests_properties(backend_ops_test PROPERTIES LABELS ops)
+endif()
