@@ -32,7 +32,7 @@
 #include "engine/loaded_model.h"
 #include "gguf/gguf.h"
 #include "kv/kv_cache.h"
-#include "model/keys.h"
+#include "gguf/keys.h"
 #include "model/registry.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
@@ -217,7 +217,7 @@ Result<std::unique_ptr<Backend>> make_eval_backend(const EvalOptions& o, const g
     return make_backend(name, o.threads);
   }
   const std::string_view arch = file.get_string("general.architecture").value_or("");
-  PADDOCK_ASSIGN(const int64_t n_layer, KeyReader(file, arch).required_int("block_count"));
+  PADDOCK_ASSIGN(const int64_t n_layer, gguf::KeyReader(file, arch).required_int("block_count"));
   std::vector<std::unique_ptr<Backend>> bs;
   PADDOCK_ASSIGN(std::unique_ptr<Backend> cpu, make_backend("cpu", o.threads));
   PADDOCK_ASSIGN(std::unique_ptr<Backend> ref, make_backend("ref", o.threads));

@@ -1,5 +1,5 @@
 // The KV cache of one sequence: per layer, K [head_dim_k, n_head_kv, n_ctx] and V
-// [head_dim_v, n_head_kv, n_ctx] in F16 (default), F32, Q8_0 or Q4_0 (llama.cpp's block
+// [head_dim_v, n_head_kv, n_ctx] (n_head_kv may differ between layers) in F16 (default), F32, Q8_0 or Q4_0 (llama.cpp's block
 // layouts; the quantized types need head dims that are whole blocks). Cell i holds position
 // i; cells 0..used()-1 are filled, and tokens() remembers which token each filled cell
 // holds, so a later request can reuse a shared prefix. A batch is one KvCache per sequence.
@@ -7,7 +7,7 @@
 // bytes only through them. A forward pass reserves room for its tokens, records copies of
 // their K/V rows into the views k() / v() of the cells after used(), and commits them when
 // the pass succeeded.
-//   PADDOCK_ASSIGN(KvCache kv, KvCache::create({.n_ctx = 1024, .n_layer = 2, ...}, be->device()));
+//   PADDOCK_ASSIGN(KvCache kv, KvCache::create({.n_ctx = 1024, .n_head_kv = {8, 8}, ...}, be->device()));
 //   PADDOCK_TRY(kv.reserve(n_tokens));  ...  kv.commit(tokens);
 #pragma once
 
@@ -24,11 +24,13 @@ namespace paddock {
 
 struct KvCacheConfig {
   int64_t n_ctx = 0;
-  int64_t n_layer = 0;
-  int64_t n_head_kv = 0;
+  std::vector<int64_t> n_head_kv;  // per layer: the cache has n_head_kv.size() layers
   int64_t head_dim_k = 0;
   int64_t head_dim_v = 0;
   DType type = DType::kF16;  // is_kv_cache_type: F16, F32, Q8_0 or Q4_0
+
+  int64_t n_layer() const { return static_cast<int64_t>(n_head_kv.size()); }
+  bool operator==(const KvCacheConfig&) const = default;
 };
 
 // Whether a cache of `type` can hold heads of these sizes (block types need whole blocks).
@@ -72,8 +74,8 @@ class KvCache {
  private:
   explicit KvCache(const KvCacheConfig& config) : config_(config) {}
   static Result<KvCache> create(const KvCacheConfig& config, const std::function<Device&(int64_t)>& device_of);
-  TensorView view(Buffer& buf, int64_t head_dim, int64_t first, int64_t n) const;
-  size_t cell_bytes(int64_t head_dim) const;
+  TensorView view(int64_t layer, Buffer& buf, int64_t head_dim, int64_t first, int64_t n) const;
+  size_t cell_bytes(int64_t layer, int64_t head_dim) const;
 
   KvCacheConfig config_;
   std::vector<int32_t> tokens_;

@@ -10,7 +10,7 @@ namespace {
 
 KvCacheConfig small(DType type) {
   return KvCacheConfig{
-      .n_ctx = 8, .n_layer = 2, .n_head_kv = 3, .head_dim_k = 4, .head_dim_v = 5, .type = type};
+      .n_ctx = 8, .n_head_kv = {2, 3}, .head_dim_k = 4, .head_dim_v = 5, .type = type};  // per-layer heads
 }
 
 TEST(KvCache, ViewsCoverTheRequestedCells) {
@@ -26,6 +26,7 @@ TEST(KvCache, ViewsCoverTheRequestedCells) {
     EXPECT_EQ(k3.buffer, k0.buffer);
     EXPECT_EQ(k3.offset, k0.offset + 3 * k0.nb[2]);
     EXPECT_EQ(kv->v(0, 0, 1).ne[0], 5);
+    EXPECT_EQ(kv->v(0, 0, 1).ne[1], 2);  // layer 0 has 2 kv heads
     EXPECT_NE(kv->k(0, 0, 1).buffer, kv->k(1, 0, 1).buffer);  // layers do not share cells
   }
 }
@@ -53,7 +54,7 @@ std::span<const uint8_t> bytes_of(const std::vector<float>& v) {
 // Fills cell c of every layer's K and V with the value 100 * layer + c (F32 cache), through
 // the buffers as a device's would be filled.
 void fill(KvCache& kv, int64_t first, int64_t n) {
-  for (int64_t l = 0; l < kv.config().n_layer; ++l) {
+  for (int64_t l = 0; l < kv.config().n_layer(); ++l) {
     for (TensorView t : {kv.k(l, first, n), kv.v(l, first, n)}) {
       for (int64_t c = 0; c < n; ++c) {
         const std::vector<float> cell(static_cast<size_t>(t.ne[0] * t.ne[1]),
@@ -72,7 +73,11 @@ float at(const TensorView& t, int64_t i, int64_t head) {
   return f;
 }
 float k_at(KvCache& kv, int64_t layer, int64_t cell) { return at(kv.k(layer, cell, 1), 0, 0); }
-float v_at(KvCache& kv, int64_t layer, int64_t cell) { return at(kv.v(layer, cell, 1), 4, 2); }
+// The last element of a cell's V: the layer's last kv head (layers differ in head count).
+float v_at(KvCache& kv, int64_t layer, int64_t cell) {
+  const TensorView v = kv.v(layer, cell, 1);
+  return at(v, v.ne[0] - 1, v.ne[1] - 1);
+}
 
 TEST(KvCache, KeepRemoveAndCopyPrefixMoveCellsAndTokens) {
   Result<KvCache> kv = KvCache::create(small(DType::kF32), host_device());
@@ -114,14 +119,19 @@ TEST(KvCache, BlockTypesNeedWholeBlocks) {
   Result<KvCache> kv = KvCache::create(c, host_device());
   ASSERT_TRUE(kv.ok()) << kv.status().to_string();
   EXPECT_EQ(kv->k(0, 0, 1).nb[1], 2 * 34u);  // two Q8_0 blocks of 34 bytes per head row
-  // 2 layers x 8 cells x 3 heads x (2 + 1 blocks of 34 bytes).
-  EXPECT_EQ(kv_cache_bytes(c), 2u * 8 * 3 * 3 * 34);
+  // 8 cells x (2 + 3 heads) x (2 + 1 blocks of 34 bytes).
+  EXPECT_EQ(kv_cache_bytes(c), 8u * 5 * 3 * 34);
 }
 
 TEST(KvCache, RejectsBadConfigs) {
   KvCacheConfig c = small(DType::kF16);
   c.n_ctx = 0;
   EXPECT_EQ(KvCache::create(c, host_device()).status().code(), Code::kInvalidArgument);
+  c = small(DType::kF16);
+  c.n_head_kv = {2, 0};
+  EXPECT_EQ(KvCache::create(c, host_device()).status().message(),
+            "KV cache: expected positive sizes, found n_ctx 8, n_layer 2, n_head_kv [2,0], head_dim 4/5");
+  EXPECT_EQ(kv_cache_bytes(c), 0u);
   c = small(DType::kQ4_0);
   const Status s = KvCache::create(c, host_device()).status();
   EXPECT_EQ(s.code(), Code::kUnsupported);

@@ -1,26 +1,17 @@
 #include "model/hparams.h"
 
-#include <algorithm>
-
-#include "model/keys.h"
+#include "gguf/keys.h"
 
 namespace paddock {
 
-namespace {
-
-// llama.cpp's limit (LLAMA_MAX_LAYERS); it also bounds the per-layer tables.
-constexpr int64_t kMaxLayers = 512;
-
-}  // namespace
-
 Result<HParams> load_hparams(const gguf::File& file, std::string_view arch) {
-  const KeyReader r(file, arch);
+  const gguf::KeyReader r(file, arch);
   HParams hp;
   hp.arch = std::string(arch);
   PADDOCK_ASSIGN(hp.n_embd, r.required_int("embedding_length"));
   PADDOCK_ASSIGN(hp.n_layer, r.required_int("block_count"));
-  if (hp.n_layer > kMaxLayers) {
-    return corrupt("key " + r.name("block_count") + ": expected 1.." + std::to_string(kMaxLayers) +
+  if (hp.n_layer > gguf::kMaxLayers) {
+    return corrupt("key " + r.name("block_count") + ": expected 1.." + std::to_string(gguf::kMaxLayers) +
                    ", found " + std::to_string(hp.n_layer));
   }
   PADDOCK_ASSIGN(const std::vector<int64_t> n_head, r.per_layer_int("attention.head_count", hp.n_layer));
@@ -35,11 +26,6 @@ Result<HParams> load_hparams(const gguf::File& file, std::string_view arch) {
                      std::to_string(il) + "): expected a multiple of attention.head_count_kv, found " +
                      std::to_string(n_head_kv[i]));
     }
-  }
-  // One KV geometry serves every layer of the cache.
-  if (std::any_of(n_head_kv.begin(), n_head_kv.end(), [&](int64_t v) { return v != n_head_kv[0]; })) {
-    return unsupported(r.name("attention.head_count_kv") +
-                       ": KV head counts that differ between layers are not supported yet");
   }
   PADDOCK_ASSIGN(hp.n_ctx_train, r.optional_int("context_length", 2048));
   if (hp.n_embd % n_head[0] != 0 && !r.has("attention.key_length")) {

@@ -8,9 +8,10 @@
 namespace paddock {
 
 KvCacheConfig Model::kv_config(int64_t n_ctx, DType type) const {
+  std::vector<int64_t> n_head_kv;
+  for (const LayerParams& l : hp_.layers) n_head_kv.push_back(l.n_head_kv);
   return KvCacheConfig{.n_ctx = n_ctx,
-                       .n_layer = hp_.n_layer,
-                       .n_head_kv = hp_.layer(0).n_head_kv,  // the same in every layer (load_hparams)
+                       .n_head_kv = std::move(n_head_kv),
                        .head_dim_k = hp_.head_dim_k,
                        .head_dim_v = hp_.head_dim_v,
                        .type = type};
@@ -40,8 +41,9 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(
         return invalid_argument("forward: " + where + "its KV cache is already in the batch");
     }
     const KvCacheConfig& kc = in.kv->config();
-    if (kc.n_layer != hp_.n_layer || kc.n_head_kv != hp_.layer(0).n_head_kv || kc.head_dim_k != hp_.head_dim_k ||
-        kc.head_dim_v != hp_.head_dim_v) {
+    if (kc.n_layer() != hp_.n_layer || kc.head_dim_k != hp_.head_dim_k || kc.head_dim_v != hp_.head_dim_v ||
+        !std::equal(kc.n_head_kv.begin(), kc.n_head_kv.end(), hp_.layers.begin(),
+                    [](int64_t n, const LayerParams& l) { return n == l.n_head_kv; })) {
       return invalid_argument("forward: the KV cache was made for another model shape");
     }
     const int64_t used = in.kv->used();

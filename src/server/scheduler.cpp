@@ -9,6 +9,7 @@
 #include "backend/buffer.h"
 #include "base/checked_math.h"
 #include "base/env.h"
+#include "gguf/keys.h"
 
 namespace paddock::server {
 
@@ -86,18 +87,20 @@ KvCacheConfig kv_cache_config(const gguf::File& file, int64_t num_ctx, DType typ
   KvCacheConfig c;
   const auto arch = file.get_string("general.architecture");
   if (!arch) return c;
+  const gguf::KeyReader r(file, *arch);
   const auto get = [&](const char* key) {
-    const auto v = file.get_int(std::string(*arch) + "." + key);
-    return v && *v > 0 ? *v : int64_t{0};
+    const Result<int64_t> v = r.optional_int(key, 0);
+    return v.ok() ? *v : int64_t{0};
   };
   c.n_ctx = std::max<int64_t>(num_ctx, 1);
   if (const int64_t trained = get("context_length"); trained > 0) c.n_ctx = std::min(c.n_ctx, trained);
-  c.n_layer = get("block_count");
-  const int64_t heads = get("attention.head_count");
-  c.n_head_kv = get("attention.head_count_kv");  // absent or per-layer (an array): as many as heads
-  if (c.n_head_kv == 0) c.n_head_kv = heads;
+  const Result<std::vector<int64_t>> heads = r.per_layer_int("attention.head_count", get("block_count"));
+  if (!heads.ok()) return c;
+  Result<std::vector<int64_t>> kv_heads = r.per_layer_int("attention.head_count_kv", get("block_count"), *heads);
+  if (!kv_heads.ok()) return c;
+  c.n_head_kv = std::move(*kv_heads);
   c.head_dim_k = get("attention.key_length");  // qwen3, gemma: not n_embd / n_head
-  if (c.head_dim_k == 0 && heads > 0) c.head_dim_k = get("embedding_length") / heads;
+  if (c.head_dim_k == 0) c.head_dim_k = get("embedding_length") / (*heads)[0];
   c.head_dim_v = get("attention.value_length");
   if (c.head_dim_v == 0) c.head_dim_v = c.head_dim_k;
   c.type = kv_type_fits(type, c.head_dim_k, c.head_dim_v) ? type : DType::kF16;

@@ -83,9 +83,9 @@ uint64_t available_system_memory();
 // The size of the model file plus its adapters and projectors (the weights are mmapped).
 uint64_t estimate_file_memory(const runner::LoadOptions& load, int num_parallel);
 // The KV cache of one runner slot, read from the GGUF metadata as the model loader reads it,
-// so that kv_cache_bytes() of it is what the engine allocates: n_layer = block_count,
-// n_head_kv = head_count_kv (else head_count), head_dim_k = key_length (else embedding_length
-// / head_count), head_dim_v = value_length (else head_dim_k); n_ctx = num_ctx capped at the
+// with the loader's key reader (gguf/keys.h), so that kv_cache_bytes() of it is what the
+// engine allocates: per layer of block_count, n_head_kv = head_count_kv (else head_count; one
+// value or one per layer), head_dim_k = key_length (else embedding_length / head_count), head_dim_v = value_length (else head_dim_k); n_ctx = num_ctx capped at the
 // trained context_length. `type` falls back to F16 when the head dims are not whole blocks of
 // it, as engine::LoadedModel does. Missing keys give zero sizes (kv_cache_bytes 0).
 KvCacheConfig kv_cache_config(const gguf::File& file, int64_t num_ctx, DType type);

@@ -381,8 +381,7 @@ TEST(SchedulerMemory, KvCacheShapeIsTheModelLoaders) {
   auto f = gguf::File::open(path);
   ASSERT_TRUE(f.ok()) << f.status().to_string();
   const KvCacheConfig c = kv_cache_config(**f, 512, DType::kF16);
-  EXPECT_EQ(c.n_layer, 2);
-  EXPECT_EQ(c.n_head_kv, 2);
+  EXPECT_EQ(c.n_head_kv, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(c.head_dim_k, 128);
   EXPECT_EQ(c.head_dim_v, 128);
   EXPECT_EQ(c.n_ctx, 512);
@@ -398,7 +397,7 @@ TEST(SchedulerMemory, KvCacheShapeIsTheModelLoaders) {
   auto g = gguf::File::open(llama);
   ASSERT_TRUE(g.ok()) << g.status().to_string();
   const KvCacheConfig d = kv_cache_config(**g, 100, DType::kF16);
-  EXPECT_EQ(d.n_head_kv, 8);
+  EXPECT_EQ(d.n_head_kv, std::vector<int64_t>(5, 8));
   EXPECT_EQ(d.head_dim_k, 8);
   EXPECT_EQ(d.head_dim_v, 8);
   // 5 layers x (K + V) x 100 cells x 8 kv heads x 8 x 2 bytes.
@@ -418,6 +417,27 @@ TEST(SchedulerMemory, KvCacheShapeIsTheModelLoaders) {
   std::filesystem::remove(path);
   std::filesystem::remove(llama);
   std::filesystem::remove(mla);
+}
+
+// KV heads per layer (an array, as some models have): each layer's cells sized by its own.
+TEST(SchedulerMemory, KvCachePerLayerHeadCounts) {
+  gguf::Writer w;
+  w.set_string("general.architecture", "llama");
+  w.set_u32("llama.block_count", 3);
+  w.set_u32("llama.embedding_length", 64);
+  w.set_u32("llama.attention.head_count", 8);
+  const std::vector<int32_t> kv_heads = {8, 2, 4};
+  w.set_array_i32("llama.attention.head_count_kv", kv_heads);
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("paddock_sched_" + std::to_string(::getpid()) + "_per_layer.gguf"))
+                               .string();
+  ASSERT_TRUE(w.write_file(path).is_ok());
+  auto f = gguf::File::open(path);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  const KvCacheConfig c = kv_cache_config(**f, 100, DType::kF16);
+  EXPECT_EQ(c.n_head_kv, (std::vector<int64_t>{8, 2, 4}));
+  // (8 + 2 + 4) kv heads x (K + V) x 100 cells x head dim 8 x 2 bytes.
+  EXPECT_EQ(kv_cache_bytes(c), 14u * 2 * 100 * 8 * 2);
 }
 
 TEST(SchedulerMemory, QuantizedKvCacheCountsBlocks) {

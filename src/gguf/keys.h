@@ -16,11 +16,14 @@
 #include "base/status.h"
 #include "gguf/gguf.h"
 
-namespace paddock {
+namespace paddock::gguf {
+
+// llama.cpp's limit (LLAMA_MAX_LAYERS); it also bounds the per-layer tables.
+inline constexpr int64_t kMaxLayers = 512;
 
 class KeyReader {
  public:
-  KeyReader(const gguf::File& f, std::string_view arch) : f_(f), prefix_(std::string(arch) + ".") {}
+  KeyReader(const File& f, std::string_view arch) : f_(f), prefix_(std::string(arch) + ".") {}
 
   // "<arch>.<key>"
   std::string name(std::string_view key) const { return prefix_ + std::string(key); }
@@ -31,13 +34,13 @@ class KeyReader {
   Result<float> optional_float(std::string_view key, float fallback) const;
   std::optional<std::string_view> string(std::string_view key) const { return f_.get_string(name(key)); }
   // One size per layer: a scalar repeated, an array of exactly n_layer, or, when absent,
-  // `fallback` per layer (absent without a fallback is an error).
+  // `fallback` per layer (absent without a fallback is an error). n_layer: 1..kMaxLayers.
   Result<std::vector<int64_t>> per_layer_int(std::string_view key, int64_t n_layer,
                                              std::optional<std::vector<int64_t>> fallback = std::nullopt) const;
 
  private:
-  const gguf::File& f_;
+  const File& f_;
   std::string prefix_;
 };
 
-}  // namespace paddock
+}  // namespace paddock::gguf

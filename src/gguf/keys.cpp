@@ -1,8 +1,8 @@
-#include "model/keys.h"
+#include "gguf/keys.h"
 
 #include <cmath>
 
-namespace paddock {
+namespace paddock::gguf {
 
 namespace {
 
@@ -37,11 +37,15 @@ Result<float> KeyReader::optional_float(std::string_view key, float fallback) co
 
 Result<std::vector<int64_t>> KeyReader::per_layer_int(std::string_view key, int64_t n_layer,
                                                       std::optional<std::vector<int64_t>> fallback) const {
+  if (n_layer < 1 || n_layer > kMaxLayers) {
+    return corrupt(name(key) + ": expected 1.." + std::to_string(kMaxLayers) + " layers, found " +
+                   std::to_string(n_layer));
+  }
   if (!has(key)) {
     if (!fallback) return corrupt("missing key " + name(key));
     return std::move(*fallback);
   }
-  const gguf::Value* arr = f_.get_array(name(key));
+  const Value* arr = f_.get_array(name(key));
   if (arr == nullptr) {
     PADDOCK_ASSIGN(const int64_t v, required_int(key));
     return std::vector<int64_t>(static_cast<size_t>(n_layer), v);
@@ -59,4 +63,4 @@ Result<std::vector<int64_t>> KeyReader::per_layer_int(std::string_view key, int6
   return out;
 }
 
-}  // namespace paddock
+}  // namespace paddock::gguf
