@@ -196,6 +196,20 @@ TEST(Model, PerLayerArrayOfEqualSizesEqualsScalar) {
   EXPECT_EQ(logits[0], logits[1]);
 }
 
+// What fit_offload weighs: each layer's tensors, and the output's (token_embd too when tied).
+TEST(WeightBinder, OffloadWeightsPerLayerAndOutput) {
+  for (bool tied : {false, true}) {
+    TinyModel tm(Spec{.tied = tied});
+    ASSERT_TRUE(tm.load().ok());
+    const FitRequest r = offload_weights(tm.file(), 2);
+    // A layer's F32 tensors: two norms of 16, wq and wo 16x16, wk and wv 16x8, three FFN 16x24.
+    const uint64_t layer = 4 * (2 * 16 + 2 * 16 * 16 + 2 * 16 * 8 + 3 * 16 * 24);
+    EXPECT_EQ(r.layer_weights, (std::vector<uint64_t>{layer, layer}));
+    const uint64_t head = 4 * (16 + 16 * 40);  // output_norm, output (or token_embd, tied)
+    EXPECT_EQ(r.output_weights, head) << (tied ? "tied" : "untied");
+  }
+}
+
 // The binder's seams: n-D shapes with or without trailing 1s, a second binding of one file
 // tensor only when declared duplicated, optional tensors.
 TEST(WeightBinder, ShapesDuplicatesAndOptional) {
