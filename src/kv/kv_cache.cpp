@@ -114,7 +114,6 @@ size_t KvCache::cell_bytes(int64_t layer, int64_t head_dim) const {
 }
 
 void KvCache::copy_prefix_from(const KvCache& other, int64_t n) {
-  const KvCacheConfig& o = other.config_;
   PADDOCK_CHECK(other.config_ == config_);
   PADDOCK_CHECK(n >= 0 && n <= other.used());
   if (&other == this) {
