@@ -19,11 +19,12 @@ ALLOWED = {
     "backend": ["quant"],
     "backend/ref": ["backend"],
     "backend/cpu": ["backend"],
+    "backend/vulkan": ["backend"],
     "kv": ["backend"],
     "model": ["backend/ref", "backend/cpu", "gguf", "kv"],
     "tokenizer": ["gguf"],
     "sample": ["tokenizer"],
-    "engine": ["model", "tokenizer", "sample", "kv"],
+    "engine": ["model", "tokenizer", "sample", "kv", "backend/vulkan"],
     "chat/jinja": ["base"],
     "chat": ["base", "chat/jinja"],
     "store": ["gguf", "quant", "base"],
@@ -44,7 +45,7 @@ def closure(lib, seen=None):
 
 
 def lib_of(path):
-    for sub in ("backend/ref", "backend/cpu", "chat/jinja", "cli/ui"):
+    for sub in ("backend/ref", "backend/cpu", "backend/vulkan", "chat/jinja", "cli/ui"):
         if path.startswith(sub + "/"):
             return sub
     head = path.split("/", 1)[0]

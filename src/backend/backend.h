@@ -149,9 +149,13 @@ class Backend {
     static_cast<void>(bytes);
     static_cast<void>(release_pages);
   }
-  // w, a weight matrix inside adopted bytes, will be multiplied (mul_mat's src0): the backend
-  // may build its faster layout now, at load time, instead of at the first multiplication.
-  virtual void prepare_weight(const TensorView& w) { static_cast<void>(w); }
+  // w, a weight inside adopted bytes, will be src0 of `use` (mul_mat's matrix, get_rows'
+  // table) or an F32 parameter (use = Op::kCount): the backend may build its faster layout
+  // or its device copy now, at load time, instead of at the first pass that reads it.
+  virtual void prepare_weight(const TensorView& w, Op use) {
+    static_cast<void>(w);
+    static_cast<void>(use);
+  }
 };
 
 }  // namespace paddock

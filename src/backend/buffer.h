@@ -34,6 +34,9 @@ class Buffer {
   // n bytes from src (which may be this buffer; the ranges may overlap) to this buffer.
   virtual void copy_from(const Buffer& src, size_t src_offset, size_t offset, size_t n) = 0;
   virtual void clear() = 0;  // every byte 0
+  // The buffer that holds the bytes: this one, or the one a proxy (a graph's compute buffer)
+  // forwards to. Device backends bind that one.
+  virtual const Buffer& storage() const { return *this; }
 };
 
 enum class DeviceKind : uint8_t { kHost, kAccelerator };

@@ -22,6 +22,7 @@ class Graph::ComputeBuffer final : public Buffer {
     mem().copy_from(src, src_offset, offset, n);
   }
   void clear() override { mem().clear(); }
+  const Buffer& storage() const override { return mem().storage(); }
 
   std::unique_ptr<Buffer> mem_;
 

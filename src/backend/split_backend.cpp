@@ -60,11 +60,8 @@ Result<std::unique_ptr<Backend>> make_split_backend(std::vector<std::unique_ptr<
                               std::to_string(i) + " of " + std::to_string(backends.size()));
     }
   }
-  for (const auto& b : backends) {
-    if (b->device().kind() != DeviceKind::kHost) {
-      return unsupported("split backend: " + std::string(b->name()) +
-                         " computes on an accelerator; splits across devices are not supported yet");
-    }
+  if (backends[static_cast<size_t>(placement.backend(-1))]->device().kind() != DeviceKind::kHost) {
+    return unsupported("split backend: the input (token embeddings) must be computed on a host backend");
   }
   return std::unique_ptr<Backend>(std::make_unique<SplitBackend>(std::move(backends), std::move(placement)));
 }

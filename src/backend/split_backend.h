@@ -2,10 +2,10 @@
 // nodes carry their layer (Graph::set_layer), and each run of consecutive nodes of one
 // backend goes to that backend. for_layer() tells loaders which backend holds a layer's
 // weights and KV cells. Nothing runs unless every node's backend supports it.
-// Invariant: every backend computes on host memory. The pass has one compute buffer, on the
-// input backend's device, that all of them read and write; devices that cannot read each
-// other's memory need a compute buffer per device and copies where the pass crosses, which
-// comes with the first accelerator backend.
+// Invariant: the pass has one compute buffer, in host memory (the input's backend is a host
+// backend), that all of them read and write; an accelerator backend copies the part of it
+// its nodes touch to its device and back (vulkan_backend.h), while its layers' weights and KV
+// cells stay on the device.
 //   std::vector<std::unique_ptr<Backend>> bs;  bs.push_back(make_cpu_backend(2));  bs.push_back(make_ref_backend());
 //   PADDOCK_ASSIGN(auto be, make_split_backend(std::move(bs), Placement::offload(n_layer, 3, 0, 1)));
 #pragma once
@@ -20,7 +20,7 @@
 namespace paddock {
 
 // kInvalidArgument for an empty list or a placement naming a backend not in it;
-// kUnsupported when a backend's device is not host memory.
+// kUnsupported when the input's backend is not a host backend.
 Result<std::unique_ptr<Backend>> make_split_backend(std::vector<std::unique_ptr<Backend>> backends,
                                                     Placement placement);
 

@@ -114,12 +114,16 @@ std::string format_text(const BenchReport& r) {
   if (r.n_gen > 0) row("tg" + std::to_string(r.n_gen), r.tg_tps);
   const std::string efficiency =
       r.n_gen > 0 ? printf_string("%.3f", r.decode_efficiency()) : "n/a (no tg test)";
-  std::snprintf(
-      buf, sizeof buf,
-      "\nread bandwidth: %.2f GB/s (%d threads); bytes read per token: %.1f MB; decode efficiency: %s\n"
-      "peak RSS: %s\n",
-      r.bandwidth_gbs, r.threads, static_cast<double>(r.bytes_per_token) / 1e6, efficiency.c_str(),
-      human_size(r.peak_rss_bytes).c_str());
+  char bandwidth[256];
+  if (r.bandwidth_device.empty()) {
+    std::snprintf(bandwidth, sizeof bandwidth, "read bandwidth: %.2f GB/s (%d threads)", r.bandwidth_gbs, r.threads);
+  } else {
+    std::snprintf(bandwidth, sizeof bandwidth, "copy bandwidth: %.2f GB/s (%s)", r.bandwidth_gbs,
+                  r.bandwidth_device.c_str());
+  }
+  std::snprintf(buf, sizeof buf, "\n%s; bytes read per token: %.1f MB; decode efficiency: %s\npeak RSS: %s\n",
+                bandwidth, static_cast<double>(r.bytes_per_token) / 1e6, efficiency.c_str(),
+                human_size(r.peak_rss_bytes).c_str());
   out += buf;
   return out;
 }
@@ -133,6 +137,7 @@ std::string format_json(const BenchReport& r) {
   if (r.n_prompt > 0) j["pp" + std::to_string(r.n_prompt) + "_tps"] = {r.pp_tps.mean, r.pp_tps.sd};
   if (r.n_gen > 0) j["tg" + std::to_string(r.n_gen) + "_tps"] = {r.tg_tps.mean, r.tg_tps.sd};
   j["bandwidth_gbs"] = r.bandwidth_gbs;
+  if (!r.bandwidth_device.empty()) j["bandwidth_device"] = r.bandwidth_device;
   j["decode_efficiency"] = r.n_gen > 0 ? nlohmann::ordered_json(r.decode_efficiency()) : nullptr;
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   return j.dump() + "\n";

@@ -34,6 +34,9 @@ struct BenchReport {
   Stat pp_tps;
   Stat tg_tps;
   double bandwidth_gbs = 0;
+  // Empty: the host's read bandwidth over `threads` threads; else the GPU whose copy
+  // bandwidth it is (-ngl: the offloaded layers read their weights there).
+  std::string bandwidth_device;
   uint64_t peak_rss_bytes = 0;
 
   double decode_efficiency() const;  // 0 without a tg test

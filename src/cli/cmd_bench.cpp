@@ -15,11 +15,17 @@
 
 #include "backend/cpu/bandwidth.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/placement.h"
+#include "backend/split_backend.h"
+#if PADDOCK_HAVE_VULKAN
+#include "backend/vulkan/vulkan_backend.h"
+#endif
 #include "base/cpu_count.h"
 #include "cli/bench_report.h"
 #include "cli/bench_synthetic.h"
 #include "cli/commands.h"
 #include "gguf/gguf.h"
+#include "gguf/keys.h"
 #include "kv/kv_cache.h"
 #include "model/registry.h"
 #include "quant/mix.h"
@@ -31,8 +37,10 @@ namespace {
 constexpr const char* kUsage =
     "Usage:\n"
     "  paddock bench (--model FILE.gguf | --shape SHAPE [--type q4_k_m|q8_0|q4_0|f16] [--vocab FILE.gguf]\n"
-    "                [--save FILE.gguf]) [-p 512] [-n 128] [-r 3] [-t THREADS] [--json]\n"
-    "  -p 0 or -n 0 skips that test.\n";
+    "                [--save FILE.gguf]) [-p 512] [-n 128] [-r 3] [-t THREADS] [-ngl N | --gpu] [--json]\n"
+    "  -p 0 or -n 0 skips that test. -ngl N puts the last N layers (the output counted as one more)\n"
+    "  on the Vulkan GPU (PADDOCK_VULKAN_DEVICE, else the first), --gpu all of them; the bandwidth\n"
+    "  is then the GPU's, measured by a copy on it.\n";
 // llama.cpp's default n_batch / n_ubatch: longer prompts go in chunks of this many tokens.
 constexpr int kBatch = 512;
 
@@ -46,6 +54,7 @@ struct BenchOptions {
   int n_gen = 128;
   int reps = 3;
   int threads = 0;
+  int gpu_layers = 0;
   // Hidden (tests): the bandwidth probe's buffer; the real reading needs the default 1 GiB.
   int probe_mib = static_cast<int>(kBandwidthProbeBytes >> 20);
   bool json = false;
@@ -69,6 +78,10 @@ int parse_args(int argc, char** argv, BenchOptions* o) {
     }
     if (a == "--json") {
       o->json = true;
+      continue;
+    }
+    if (a == "--gpu") {
+      o->gpu_layers = 1'000'000;
       continue;
     }
     if (k + 1 >= argc) {
@@ -96,6 +109,8 @@ int parse_args(int argc, char** argv, BenchOptions* o) {
       ok = parse_int(v, 1, &o->reps);
     } else if (a == "-t") {
       ok = parse_int(v, 1, &o->threads);
+    } else if (a == "-ngl" || a == "--num-gpu") {
+      ok = parse_int(v, 0, &o->gpu_layers);
     } else if (a == "--probe-mib") {
       ok = parse_int(v, 1, &o->probe_mib);
     } else {
@@ -156,6 +171,38 @@ Status build_synthetic(const BenchOptions& o, int threads, const std::string& pa
 }
 
 using Clock = std::chrono::steady_clock;
+
+// The cpu backend, or with gpu_layers > 0 a pass split with the Vulkan backend.
+Result<std::unique_ptr<Backend>> make_bench_backend(const gguf::File& file, int threads, int gpu_layers) {
+  PADDOCK_ASSIGN(std::unique_ptr<Backend> cpu, make_cpu_backend(threads));
+  if (gpu_layers == 0) return cpu;
+#if PADDOCK_HAVE_VULKAN
+  const std::string_view arch = file.get_string("general.architecture").value_or("");
+  PADDOCK_ASSIGN(const int64_t n_layer, gguf::KeyReader(file, arch).required_int("block_count"));
+  PADDOCK_ASSIGN(std::unique_ptr<Backend> gpu, make_vulkan_backend(""));
+  std::vector<std::unique_ptr<Backend>> bs;
+  bs.push_back(std::move(cpu));
+  bs.push_back(std::move(gpu));
+  return make_split_backend(std::move(bs), Placement::offload(n_layer, gpu_layers, 0, 1));
+#else
+  static_cast<void>(file);
+  return unsupported("-ngl: this paddock was built without Vulkan (needs libvulkan-dev and glslc)");
+#endif
+}
+
+// A device's streaming bandwidth: bytes read plus bytes written per second by copies of
+// `bytes` between two of its buffers (the GPU's counterpart of the host read probe).
+Result<double> measure_copy_bandwidth_gbs(Device& device, size_t bytes) {
+  PADDOCK_ASSIGN(std::unique_ptr<Buffer> a, device.alloc(bytes));
+  PADDOCK_ASSIGN(std::unique_ptr<Buffer> b, device.alloc(bytes));
+  a->clear();
+  b->copy_from(*a, 0, 0, bytes);  // warm-up
+  constexpr int kReps = 5;
+  const Clock::time_point t0 = Clock::now();
+  for (int i = 0; i < kReps; ++i) b->copy_from(*a, 0, 0, bytes);
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return 2.0 * static_cast<double>(bytes) * kReps / s / 1e9;
+}
 
 class Runner {
  public:
@@ -221,7 +268,7 @@ Result<BenchReport> bench(const BenchOptions& o) {
   if (!opened.ok()) return opened.status().with_context(path);
   const std::unique_ptr<gguf::File> file = std::move(opened).value();
 
-  PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_cpu_backend(threads));
+  PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_bench_backend(*file, threads, o.gpu_layers));
   PADDOCK_ASSIGN(std::unique_ptr<Model> model, load_model(*file, *be));
   const int64_t n_ctx = std::max<int64_t>(o.n_prompt, int64_t{o.n_gen} + 1);
   PADDOCK_ASSIGN(KvCache kv, KvCache::create(model->kv_config(n_ctx, DType::kF16), *be));
@@ -264,7 +311,13 @@ Result<BenchReport> bench(const BenchOptions& o) {
   rep.tg_tps = mean_sd(tg);
   // Read before the bandwidth probe, whose 1 GiB buffer would otherwise be the peak.
   rep.peak_rss_bytes = peak_rss_bytes().value_or(0);
-  rep.bandwidth_gbs = measure_read_bandwidth_gbs(threads, static_cast<size_t>(o.probe_mib) << 20);
+  Device& device = be->for_layer(model->hparams().n_layer - 1).device();
+  if (device.kind() == DeviceKind::kHost) {
+    rep.bandwidth_gbs = measure_read_bandwidth_gbs(threads, static_cast<size_t>(o.probe_mib) << 20);
+  } else {
+    PADDOCK_ASSIGN(rep.bandwidth_gbs, measure_copy_bandwidth_gbs(device, static_cast<size_t>(o.probe_mib) << 20));
+    rep.bandwidth_device = std::string(device.name());
+  }
   return rep;
 }
 

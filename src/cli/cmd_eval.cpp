@@ -25,6 +25,9 @@
 #include "backend/placement.h"
 #include "backend/ref/ref_backend.h"
 #include "backend/split_backend.h"
+#if PADDOCK_HAVE_VULKAN
+#include "backend/vulkan/vulkan_backend.h"
+#endif
 #include "base/mapped_file.h"
 #include "cli/commands.h"
 #include "cli/dump_tensors.h"
@@ -49,9 +52,10 @@ constexpr const char* kUsage =
     "                    [--grammar FILE] [--ignore-eos] [--ctx N] [--backend ref|cpu] [--threads N]\n"
     "       paddock eval --model FILE --dump-tensors OUT.jsonl [--prompt TEXT] [--backend B] [--num-gpu N] "
     "[--threads N]\n"
-    "Golden and dump modes take --backend ref (default), cpu, or cpu+ref: the last --num-gpu layers\n"
-    "(the output counted as one more) on ref standing in for an accelerator, the rest on cpu;\n"
-    "without --num-gpu, as many as fit.\n";
+    "Golden and dump modes take --backend ref (default), cpu, vulkan (every part on the GPU that\n"
+    "PADDOCK_VULKAN_DEVICE names, else the first), cpu+vulkan or cpu+ref: the last --num-gpu layers\n"
+    "(the output counted as one more) on vulkan, or on ref standing in for an accelerator, the rest\n"
+    "and the input on cpu; without --num-gpu, as many as fit.\n";
 constexpr const char* kDumpPrompt = "Once upon a time";  // the golden layer dumps' prompt
 // Full logits are printed only for vocabularies up to this size, as in the golden files.
 constexpr int64_t kMaxFullLogits = 4096;
@@ -205,29 +209,36 @@ Result<std::unique_ptr<Backend>> make_backend(const std::string& name, int64_t t
   // then costs one dequantization per matrix instead of one per step.
   if (name == "ref") return make_ref_backend({.dequant_cache_bytes = kRefDequantCacheBytes});
   if (name == "cpu") return make_cpu_backend(static_cast<int>(threads));
-  return invalid_argument("unknown backend \"" + name + "\" (expected ref, cpu or cpu+ref)");
+#if PADDOCK_HAVE_VULKAN
+  if (name == "vulkan") return make_vulkan_backend("");
+#else
+  if (name == "vulkan") return unsupported("this paddock was built without Vulkan (needs libvulkan-dev and glslc)");
+#endif
+  return invalid_argument("unknown backend \"" + name + "\" (expected ref, cpu, vulkan, cpu+vulkan or cpu+ref)");
 }
 
-// cpu+ref places layers as an accelerator split would (backend/placement.h), with ref in the
-// accelerator's seat: the proof that a pass split across backends gives the same numbers.
+// cpu+vulkan places layers across the CPU and the GPU (backend/placement.h); cpu+ref the same
+// with ref in the accelerator's seat: the proof that a pass split across backends gives the
+// same numbers.
 Result<std::unique_ptr<Backend>> make_eval_backend(const EvalOptions& o, const gguf::File& file) {
   const std::string name = o.backend.empty() ? "ref" : o.backend;
-  if (name != "cpu+ref") {
-    if (o.num_gpu) return invalid_argument("--num-gpu needs --backend cpu+ref");
+  if (name != "cpu+ref" && name != "cpu+vulkan") {
+    if (o.num_gpu) return invalid_argument("--num-gpu needs --backend cpu+vulkan or cpu+ref");
     return make_backend(name, o.threads);
   }
   const std::string_view arch = file.get_string("general.architecture").value_or("");
   PADDOCK_ASSIGN(const int64_t n_layer, gguf::KeyReader(file, arch).required_int("block_count"));
   std::vector<std::unique_ptr<Backend>> bs;
   PADDOCK_ASSIGN(std::unique_ptr<Backend> cpu, make_backend("cpu", o.threads));
-  PADDOCK_ASSIGN(std::unique_ptr<Backend> ref, make_backend("ref", o.threads));
+  PADDOCK_ASSIGN(std::unique_ptr<Backend> accel, make_backend(name.substr(4), o.threads));
   bs.push_back(std::move(cpu));
-  bs.push_back(std::move(ref));
+  bs.push_back(std::move(accel));
   int64_t n_offload = 0;
   if (o.num_gpu) {
     n_offload = *o.num_gpu;
   } else {
-    // The pass's compute buffer stays on cpu (the input's backend), so ref holds weights only.
+    // The pass's compute buffer stays on cpu (the input's backend); the accelerator holds its
+    // layers' weights and KV cells.
     FitRequest fit = offload_weights(file, n_layer);
     fit.free = bs[1]->device().memory().free;
     n_offload = fit_offload(fit);
@@ -493,7 +504,7 @@ Status generate_text(const EvalOptions& o) {
     return invalid_argument("unknown backend \"" + o.backend + "\" (generation takes ref or cpu)");
   }
   if (o.num_gpu) {
-    return invalid_argument("--num-gpu applies to the golden and dump modes (--backend cpu+ref)");
+    return invalid_argument("--num-gpu applies to the golden and dump modes (--backend cpu+vulkan or cpu+ref)");
   }
   PADDOCK_ASSIGN(std::unique_ptr<engine::LoadedModel> m, engine::LoadedModel::load(o.model, eo));
   engine::CompletionParams p;

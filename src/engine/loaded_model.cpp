@@ -9,6 +9,8 @@
 #include "backend/ref/ref_backend.h"
 #include "base/env.h"
 #include "base/log.h"
+#include "engine/offload.h"
+#include "model/hparams.h"
 #include "model/registry.h"
 
 namespace paddock::engine {
@@ -19,10 +21,6 @@ namespace {
 // repeat the work; tiny test models fit many times over.
 constexpr size_t kRefDequantCacheBytes = size_t{256} << 20;
 
-Result<std::unique_ptr<Backend>> make_backend(const EngineOptions& o) {
-  if (o.backend == BackendKind::kRef) return make_ref_backend({.dequant_cache_bytes = kRefDequantCacheBytes});
-  return make_cpu_backend(o.num_thread);
-}
 
 }  // namespace
 
@@ -49,7 +47,24 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
   std::unique_ptr<LoadedModel> m(new LoadedModel());
   PADDOCK_ASSIGN(m->file_, gguf::File::open(path));
   PADDOCK_ASSIGN(m->tokenizer_, Tokenizer::load(*m->file_));
-  PADDOCK_ASSIGN(m->backend_, make_backend(options));
+  if (options.backend == BackendKind::kRef) {
+    m->backend_ = make_ref_backend({.dequant_cache_bytes = kRefDequantCacheBytes});
+  } else {
+    // Placement needs the layer sizes before weights bind; a file whose hyperparameters do
+    // not load gets the CPU backend, and load_model's error says why.
+    const std::string arch(m->file_->get_string("general.architecture").value_or(""));
+    const Result<HParams> hp = load_hparams(*m->file_, arch);
+    if (hp.ok()) {
+      PADDOCK_ASSIGN(Offload off, make_offload_backend(*m->file_, *hp, resolve_num_ctx(options.num_ctx, hp->n_ctx_train),
+                                                       options));
+      if (off.gpu_layers > 0 || options.num_gpu) log_info(off.summary);
+      m->backend_ = std::move(off.backend);
+      m->device_bytes_ = off.device_bytes;
+      m->gpu_layers_ = off.gpu_layers;
+    } else {
+      PADDOCK_ASSIGN(m->backend_, make_cpu_backend(options.num_thread));
+    }
+  }
   PADDOCK_ASSIGN(m->model_, load_model(*m->file_, *m->backend_));
   if (m->tokenizer_->n_vocab() > m->model_->hparams().n_vocab) {
     return corrupt(path + ": the tokenizer has " + std::to_string(m->tokenizer_->n_vocab()) +

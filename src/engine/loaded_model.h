@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,10 @@ struct EngineOptions {
   // F16, F32, Q8_0 or Q4_0 (OLLAMA_KV_CACHE_TYPE, see parse_kv_cache_type). A block type
   // the model's head dims do not fit falls back to F16 with a warning, as Ollama does.
   DType kv_type = DType::kF16;
+  // Ollama's num_gpu: layers on the GPU (the output counted after the repeating ones); unset
+  // or negative = as many as fit, 0 = none (engine/offload.h). kCpu only.
+  std::optional<int64_t> num_gpu;
+  int64_t num_parallel = 1;  // KV caches the runner will make: counted when fitting the GPU
 };
 
 // OLLAMA_KV_CACHE_TYPE values: "" or "f16" -> F16, "f32", "q8_0", "q4_0" (case-insensitive);
@@ -63,6 +68,9 @@ class LoadedModel {
   int64_t n_vocab() const { return model_->hparams().n_vocab; }
   int64_t n_ctx_train() const { return model_->hparams().n_ctx_train; }
   DType kv_type() const { return kv_type_; }
+  // Weights and KV cells on the GPU (0 without one) and the layers there, as num_gpu counts.
+  uint64_t device_bytes() const { return device_bytes_; }
+  int64_t gpu_layers() const { return gpu_layers_; }
   // Bytes of one KV cache of n_ctx() cells.
   uint64_t kv_cache_bytes() const;
   Result<KvCache> make_kv_cache() const;
@@ -80,6 +88,8 @@ class LoadedModel {
   int64_t n_ctx_ = 0;
   int64_t n_batch_ = 0;
   DType kv_type_ = DType::kF16;
+  uint64_t device_bytes_ = 0;
+  int64_t gpu_layers_ = 0;
   mutable std::mutex grammar_vocab_mu_;
   mutable std::shared_ptr<const sample::GrammarVocab> grammar_vocab_;
 };

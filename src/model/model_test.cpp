@@ -233,7 +233,7 @@ TEST(WeightBinder, ShapesDuplicatesAndOptional) {
 }
 
 // The ref backend, recording the weight seams: which matrices the loader hands to
-// prepare_weight, and whether the backend adopted the file's bytes first.
+// prepare_weight for mul_mat, and whether the backend adopted the file's bytes first.
 class RecordingBackend final : public Backend {
  public:
   std::string_view name() const override { return inner_->name(); }
@@ -244,7 +244,8 @@ class RecordingBackend final : public Backend {
   }
   void adopt_weight_file(std::span<const uint8_t> bytes, bool) override { pinned_ = bytes; }
   // Weights name the buffer over the adopted bytes; offsets count from their start.
-  void prepare_weight(const TensorView& w) override {
+  void prepare_weight(const TensorView& w, Op use) override {
+    if (use != Op::kMulMat) return;
     if (pinned_.empty() || w.buffer == nullptr || w.buffer->size() != pinned_.size() ||
         w.offset >= pinned_.size()) {
       unpinned_ = true;
@@ -260,8 +261,8 @@ class RecordingBackend final : public Backend {
   std::unique_ptr<Backend> inner_ = make_ref_backend();
 };
 
-// Every matrix the model multiplies is prepared at load, inside pinned bytes; an embedding
-// table only read by get_rows is not (a backend would copy it for nothing).
+// Every matrix the model multiplies is prepared for mul_mat at load, inside pinned bytes; an
+// embedding table only read by get_rows is not (the cpu backend would interleave it for nothing).
 TEST(Model, LoadPreparesEveryMulMatWeightInPinnedBytes) {
   for (bool tied : {false, true}) {
     auto backend = std::make_unique<RecordingBackend>();

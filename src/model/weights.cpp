@@ -98,6 +98,7 @@ Result<TensorView> WeightBinder::tensor(const std::string& name, std::initialize
     if (v.type != DType::kF32) {
       return unsupported("tensor " + name + ": expected type F32, found " + std::string(dtype_name(v.type)));
     }
+    backend_.for_layer(layer_of(name, use)).prepare_weight(v, Op::kCount);
     return v;
   }
   const Op op = use == Use::kMulMat ? Op::kMulMat : Op::kGetRows;
@@ -108,7 +109,7 @@ Result<TensorView> WeightBinder::tensor(const std::string& name, std::initialize
                        " is not supported by the " + std::string(be.name()) + " backend for " +
                        std::string(op_name(op)));
   }
-  if (op == Op::kMulMat) be.prepare_weight(v);
+  be.prepare_weight(v, op);
   return v;
 }
 

@@ -85,7 +85,7 @@ class InProcessRunner final : public Runner {
         .has_vision = false,
         .embedding_only = false,
         .memory_bytes = model_->file().bytes().size() + model_->kv_cache_bytes() * slots_.size(),
-        .device_memory_bytes = 0,
+        .device_memory_bytes = model_->device_bytes(),
     };
   }
 
@@ -313,6 +313,8 @@ Result<std::unique_ptr<Runner>> load_in_process(const LoadOptions& load,
   if (load.num_thread && *load.num_thread > 0) {
     PADDOCK_ASSIGN(o.num_thread, to_i32("num_thread", *load.num_thread));
   }
+  o.num_gpu = load.num_gpu;
+  o.num_parallel = load.num_parallel;
   if (load.num_parallel < 1 || load.num_parallel > kMaxParallel) {
     return invalid_argument("num_parallel: expected 1.." + std::to_string(kMaxParallel) + ", found " +
                             std::to_string(load.num_parallel));

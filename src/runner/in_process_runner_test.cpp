@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -262,6 +263,37 @@ TEST(InProcessRunner, LoadErrorsAreStatuses) {
   r = load_in_process(LoadOptions{.model_path = stories_path(), .num_parallel = 0}, kRef);
   EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
 }
+
+#if PADDOCK_HAVE_VULKAN
+// num_gpu through the load options (the API's option and Modelfile parameter): every layer
+// on the Vulkan device (lavapipe unless PADDOCK_VULKAN_DEVICE names another) generates the
+// CPU's greedy text, and the facts report the bytes placed there (/api/ps size_vram); 0
+// keeps everything on the CPU.
+TEST(InProcessRunner, NumGpuOffloadsToTheVulkanDevice) {
+  PADDOCK_REQUIRE_FIXTURES();
+  setenv("PADDOCK_VULKAN_DEVICE", "llvmpipe", 0);
+  const auto text_of = [](Runner& r) {
+    std::string joined;
+    const Status st = r.complete(greedy(12), [&](const CompletionChunk& c) {
+      joined += c.text;
+      return true;
+    });
+    EXPECT_TRUE(st.is_ok()) << st.to_string();
+    return joined;
+  };
+  auto cpu = load_in_process(LoadOptions{.model_path = stories_path(), .num_ctx = 64, .num_gpu = 0}, {});
+  ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+  EXPECT_EQ((*cpu)->facts().device_memory_bytes, 0u);
+  auto gpu = load_in_process(LoadOptions{.model_path = stories_path(), .num_ctx = 64, .num_gpu = 999}, {});
+  ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+  const ModelFacts facts = (*gpu)->facts();
+  EXPECT_GT(facts.device_memory_bytes, 0u);
+  EXPECT_LE(facts.device_memory_bytes, facts.memory_bytes);
+  const std::string want = text_of(**cpu);
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(text_of(**gpu), want);
+}
+#endif
 
 }  // namespace
 }  // namespace paddock::runner

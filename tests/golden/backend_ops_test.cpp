@@ -27,6 +27,10 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#if PADDOCK_HAVE_VULKAN
+#include "backend/vulkan/vulkan_backend.h"
+#include "base/env.h"
+#endif
 #include "backend/graph.h"
 #include "backend/ref/kernels.h"
 #include "backend/ref/ref_backend.h"
@@ -49,6 +53,9 @@ struct BackendUnderTest {
   Precision precision;
   // A case ref runs that this backend does not support fails the test (else it is listed).
   bool covers_ref;
+  // Failing to make it fails the tests (a device named by PADDOCK_VULKAN_DEVICE) instead of
+  // skipping them.
+  bool required = false;
 };
 
 // The backends held to ref: each ISA path of the cpu backend, forced scalar included, with 1
@@ -61,6 +68,14 @@ std::vector<BackendUnderTest> backends_under_test() {
                      [=] { return make_cpu_backend(threads, isa); }, Precision::kElementwise, true});
     }
   }
+#if PADDOCK_HAVE_VULKAN
+  // The device PADDOCK_VULKAN_DEVICE names (ctest names lavapipe), else the first GPU.
+  // On a CPU device, also as it shapes work for a GPU (many invocations per row).
+  for (bool gpu_tuning : {false, true}) {
+    out.push_back({gpu_tuning ? "vulkan_gpu_tuned" : "vulkan", [=] { return make_vulkan_backend("", gpu_tuning); },
+                   Precision::kNmse, false, env_get("VULKAN_DEVICE").has_value()});
+  }
+#endif
   return out;
 }
 
@@ -616,7 +631,7 @@ TensorView load_weight(Target& t, const Spec& s, std::vector<uint8_t> bytes, boo
   t.file_buffers.push_back(wrap_host_memory(file));
   TensorView v = view_of(s, *t.file_buffers.back(), 0);
   v.data = const_cast<uint8_t*>(file.data());
-  if (mul_mat) t.be->prepare_weight(v);
+  t.be->prepare_weight(v, mul_mat ? Op::kMulMat : Op::kGetRows);
   return v;
 }
 
@@ -808,6 +823,7 @@ TEST_P(BackendOps, MatchRef) {
   const BackendUnderTest entry = backends_under_test()[std::get<0>(GetParam())];
   const Op op = static_cast<Op>(std::get<1>(GetParam()));
   Result<Target> made = make_target(entry);
+  if (!made.ok() && entry.required) FAIL() << entry.name << ": " << made.status().to_string();
   if (!made.ok()) GTEST_SKIP() << "SKIPPED LOUDLY: " << entry.name << ": " << made.status().to_string();
   Target be = std::move(made).value();
   Target ref;

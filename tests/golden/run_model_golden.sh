@@ -1,11 +1,13 @@
 #!/bin/sh
 # One golden model test: paddock eval with teacher forcing against llama.cpp's golden file.
-# Usage: run_model_golden.sh PADDOCK_BIN FIXTURES_DIR MODEL [ref|cpu|cpu-best|split]
+# Usage: run_model_golden.sh PADDOCK_BIN FIXTURES_DIR MODEL [ref|cpu|cpu-best|split|vulkan|vulkan-split]
 # ref (default): the ref backend. cpu: the cpu backend under every PADDOCK_CPU path this
 # machine has (scalar, avx2, avx512), each with 1 and 2 threads. cpu-best: the cpu backend's
 # best path with 2 threads only (sanitizer builds, where the scalar paths take minutes).
 # split: one pass across cpu and ref (--backend cpu+ref), the last layer on ref, then every
-# layer and the output on ref with the input on cpu.
+# layer and the output on ref with the input on cpu. vulkan: every part on the Vulkan device
+# PADDOCK_VULKAN_DEVICE names, then a pass split across cpu and it (the last layer on the GPU);
+# vulkan-split: the split alone (big vocabularies, whose output layer lavapipe runs slowly).
 # Exit 0 match, 1 mismatch or error, 77 fixtures absent (CTest reports a skip).
 bin="$1"
 fixtures="$2"
@@ -43,6 +45,21 @@ if [ "$backend" = split ]; then
       exit 1
     fi
     echo "cpu+ref, --num-gpu $num_gpu:"
+    python3 "$compare" "$golden" "$out" $quant || exit 1
+  done
+  exit 0
+fi
+if [ "$backend" = vulkan ] || [ "$backend" = vulkan-split ]; then
+  runs="--backend vulkan|--backend cpu+vulkan --num-gpu 1"
+  [ "$backend" = vulkan-split ] && runs="--backend cpu+vulkan --num-gpu 1"
+  IFS='|'
+  for args in $runs; do
+    unset IFS
+    if ! "$bin" eval --model "$gguf" --teacher-force "$golden" $args --threads 2 --json >"$out"; then
+      echo "paddock eval $args failed for $model"
+      exit 1
+    fi
+    echo "$args:"
     python3 "$compare" "$golden" "$out" $quant || exit 1
   done
   exit 0

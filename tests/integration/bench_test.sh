@@ -62,6 +62,16 @@ grep -q 'decode efficiency' "$tmp/saved.txt"
 # The backend column names the kernel path, which PADDOCK_CPU forces.
 PADDOCK_CPU=scalar "$bin" bench --model "$saved" -p 16 -n 8 -r 1 -t 1 --probe-mib 64 >"$tmp/scalar.txt"
 grep -q '| cpu-scalar *|' "$tmp/scalar.txt"
+# -ngl / --gpu: the layers on the Vulkan device (lavapipe here), its copy bandwidth reported.
+if PADDOCK_VULKAN_DEVICE=llvmpipe "$bin" bench --model "$saved" -p 16 -n 8 -r 1 -t 1 --probe-mib 64 --gpu \
+  >"$tmp/gpu.txt" 2>"$tmp/gpu.err"; then
+  grep -q '| cpu-[a-z0-9]*+vulkan *|' "$tmp/gpu.txt"
+  grep -q 'copy bandwidth: .* GB/s (vulkan0 (llvmpipe' "$tmp/gpu.txt"
+  PADDOCK_VULKAN_DEVICE=llvmpipe "$bin" bench --model "$saved" -p 16 -n 8 -r 1 -t 1 --probe-mib 64 -ngl 1 >"$tmp/ngl1.txt"
+  grep -q '| *tg8 *|' "$tmp/ngl1.txt"
+else
+  grep -q 'built without Vulkan' "$tmp/gpu.err"  # the only acceptable failure
+fi
 # -p 0 / -n 0 skip a test, as with llama-bench: no row, no key; no efficiency without tg.
 "$bin" bench --model "$saved" -p 0 -n 8 -r 1 -t 1 --probe-mib 64 --json >"$tmp/tg_only.json"
 "$bin" bench --model "$saved" -p 16 -n 0 -r 1 -t 1 --probe-mib 64 --json >"$tmp/pp_only.json"

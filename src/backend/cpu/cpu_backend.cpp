@@ -88,7 +88,9 @@ class CpuBackend final : public Backend {
   void adopt_weight_file(std::span<const uint8_t> bytes, bool release_pages) override {
     ctx_.repacked.adopt(bytes, release_pages);
   }
-  void prepare_weight(const TensorView& w) override { ctx_.interleaved(host_view(w)); }
+  void prepare_weight(const TensorView& w, Op use) override {
+    if (use == Op::kMulMat) ctx_.interleaved(host_view(w));
+  }
 
  private:
   CpuContext ctx_;

@@ -1,0 +1,65 @@
+# The Vulkan backend's kernels: each variant of src/backend/vulkan/shaders/*.comp compiled by
+# glslc to SPIR-V, then all of them embedded in one generated source (shader_spirv()).
+# paddock_vulkan_shaders(OUT_VAR) sets OUT_VAR to that source.
+set(PADDOCK_SHADER_DIR ${PROJECT_SOURCE_DIR}/src/backend/vulkan/shaders)
+
+function(paddock_vulkan_shaders out_var)
+  set(float_types F32 F16 BF16)
+  set(weight_types F32 F16 BF16 Q4_0 Q8_0 Q4_K Q5_K Q6_K)
+  set(kv_types F32 F16 Q8_0 Q4_0)
+  set(copy_types F32 F16 BF16 Q8_0 Q4_0)
+  set(variants "rms_norm|rms_norm.comp|" "add|binary.comp|OP_ADD" "mul|binary.comp|OP_MUL"
+               "swiglu|swiglu.comp|" "rope|rope.comp|")
+  foreach(t ${weight_types})
+    string(TOLOWER ${t} lt)
+    list(APPEND variants "get_rows_${lt}|get_rows.comp|TYPE=${t}" "mul_mat_${lt}|mul_mat.comp|TYPE=${t}")
+  endforeach()
+  foreach(t ${kv_types})
+    string(TOLOWER ${t} lt)
+    list(APPEND variants "attention_${lt}|attention.comp|TYPE=${t}")
+  endforeach()
+  foreach(s ${copy_types})
+    list(FIND float_types ${s} is_float)
+    if(is_float EQUAL -1)
+      set(sf 0)
+    else()
+      set(sf 1)
+    endif()
+    foreach(d ${copy_types})
+      string(TOLOWER "${s}_${d}" lt)
+      list(APPEND variants "copy_${lt}|copy.comp|SRC_TYPE=${s},SRC_FLOAT=${sf},DST_${d}")
+    endforeach()
+  endforeach()
+
+  file(GLOB includes ${PADDOCK_SHADER_DIR}/*.glsl)
+  set(spvs)
+  foreach(v ${variants})
+    # name|source|DEFINE,DEFINE...
+    string(REPLACE "|" ";" parts "${v}")
+    list(GET parts 0 name)
+    list(GET parts 1 source)
+    list(GET parts 2 defs)
+    string(REPLACE "," ";" defs "${defs}")
+    set(defines)
+    foreach(d ${defs})
+      list(APPEND defines "-D${d}")
+    endforeach()
+    set(spv ${CMAKE_CURRENT_BINARY_DIR}/spv/${name}.spv)
+    add_custom_command(
+      OUTPUT ${spv}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/spv
+      COMMAND ${PADDOCK_GLSLC} --target-env=vulkan1.2 -O -Werror ${defines} -o ${spv} ${PADDOCK_SHADER_DIR}/${source}
+      DEPENDS ${PADDOCK_SHADER_DIR}/${source} ${includes}
+      COMMENT "glslc ${name}"
+      VERBATIM)
+    list(APPEND spvs ${spv})
+  endforeach()
+  set(generated ${CMAKE_CURRENT_BINARY_DIR}/vulkan_shaders.cpp)
+  add_custom_command(
+    OUTPUT ${generated}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${generated} "-DINPUTS=${spvs}" -P ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake
+    DEPENDS ${spvs} ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake
+    COMMENT "Embedding ${CMAKE_CURRENT_BINARY_DIR}/spv/*.spv"
+    VERBATIM)
+  set(${out_var} ${generated} PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,212 @@
+#include "backend/vulkan/kernels.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+
+#include "backend/host_exec.h"
+#include "base/check.h"
+
+namespace paddock {
+
+uint32_t ParamWriter::begin_node(const Node& n, const std::array<uint32_t, 5>& starts) {
+  base_ = static_cast<uint32_t>(words_.size());
+  words_.resize(words_.size() + kTensorWords + kOpWords, 0);
+  const auto put = [&](size_t t, const TensorView& v) {
+    uint32_t* w = &words_[base_ + 9 * t];
+    w[0] = starts[t];
+    for (int d = 0; d < 4; ++d) {
+      PADDOCK_CHECK(v.ne[d] < (int64_t{1} << 32) && v.nb[d] < (size_t{1} << 32));
+      w[1 + d] = static_cast<uint32_t>(v.ne[d]);
+      w[5 + d] = static_cast<uint32_t>(v.nb[d]);
+    }
+  };
+  put(0, n.dst);
+  for (int i = 0; i < n.n_src; ++i) put(static_cast<size_t>(i) + 1, n.src[static_cast<size_t>(i)]);
+  return base_;
+}
+
+void ParamWriter::op(uint32_t i, float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  op(i, u);
+}
+
+uint32_t ParamWriter::table(std::span<const uint32_t> values) {
+  const auto at = static_cast<uint32_t>(words_.size());
+  words_.insert(words_.end(), values.begin(), values.end());
+  return at - base_;
+}
+
+uint32_t ParamWriter::table(std::span<const int32_t> values) {
+  const auto at = static_cast<uint32_t>(words_.size());
+  for (int32_t v : values) words_.push_back(static_cast<uint32_t>(v));
+  return at - base_;
+}
+
+uint32_t ParamWriter::shared_table(const std::string& key, const std::function<std::vector<uint32_t>()>& make) {
+  for (const auto& [k, at] : shared_) {
+    if (k == key) return at - base_;  // may lie before the block: the shader's sum wraps back
+  }
+  const std::vector<uint32_t> values = make();
+  const uint32_t rel = table(values);
+  shared_.emplace_back(key, rel + base_);
+  return rel;
+}
+
+namespace {
+
+// The types with a dequantizing reader in shaders/types.glsl.
+bool readable(DType t) {
+  switch (t) {
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16:
+    case DType::kQ4_0:
+    case DType::kQ8_0:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K: return true;
+    default: return false;
+  }
+}
+
+std::string type_suffix(DType t) {
+  std::string s(dtype_name(t));
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+uint32_t groups_of(int64_t invocations, int64_t per_group) {
+  return static_cast<uint32_t>((invocations + per_group - 1) / per_group);
+}
+
+uint32_t ceil_div(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+bool rows_then_f32(std::span<const DType> types) {
+  return !types.empty() && readable(types[0]) && all_f32(types.subspan(1));
+}
+bool copy_types(std::span<const DType> types) { return types.size() == 1 && supports_copy(types); }
+
+std::string typed(const char* shader, const Node& n) { return shader + ("_" + type_suffix(n.src[0].type)); }
+
+Result<uint32_t> encode_get_rows(const Node& n, const DeviceTraits&, ParamWriter& w) {
+  w.op(0, w.table(n.ids));
+  return groups_of(n.dst.ne[0] * n.dst.ne[1], 256);
+}
+
+Result<uint32_t> encode_mul_mat(const Node& n, const DeviceTraits& d, ParamWriter& w) {
+  constexpr int64_t kColumns = 8;  // shaders/mul_mat.comp NC
+  constexpr int64_t kGroup = 64;   // its local size
+  // Invocations per row: on GPUs a power of two covering the row's 4-value quads (coalesced
+  // reads; short rows do not idle most invocations); on CPU devices one, with no barrier.
+  int64_t lanes = 1;
+  while (!d.cpu && lanes < kGroup && lanes * 4 < n.src[0].ne[0]) lanes *= 2;
+  w.op(0, static_cast<uint32_t>(lanes));
+  const int64_t row_groups = ceil_div(n.src[0].ne[1], kGroup / lanes);
+  return static_cast<uint32_t>(row_groups * ceil_div(n.src[1].ne[1], kColumns) * n.src[1].ne[2]);
+}
+
+Result<uint32_t> encode_rms_norm(const Node& n, const DeviceTraits&, ParamWriter& w) {
+  w.op(0, n.scalar);
+  return static_cast<uint32_t>(n.src[0].ne[1] * n.src[0].ne[2] * n.src[0].ne[3]);
+}
+
+Result<uint32_t> encode_elementwise(const Node& n, const DeviceTraits&, ParamWriter&) { return groups_of(n.dst.n_elements(), 256); }
+
+// Reads an F32 vector (rope's frequency factors) wherever it lies.
+std::vector<float> read_f32(const TensorView& v) {
+  std::vector<float> out(static_cast<size_t>(v.ne[0]));
+  if (v.data != nullptr) {
+    std::memcpy(out.data(), v.data, out.size() * sizeof(float));
+  } else {
+    v.buffer->get(v.offset, {reinterpret_cast<uint8_t*>(out.data()), out.size() * sizeof(float)});
+  }
+  return out;
+}
+
+// The angles' cosines and sines as ref/rope.cpp computes them (the same float steps), so
+// kernels on every device rotate by the same angles.
+std::vector<uint32_t> rope_table(const Node& n) {
+  const RopeParams& p = n.rope;
+  const int64_t half = p.n_dims / 2;
+  const std::vector<float> factors = n.n_src == 2 ? read_f32(n.src[1]) : std::vector<float>();
+  const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_dims));
+  std::vector<uint32_t> out;
+  out.reserve(n.ids.size() * static_cast<size_t>(half) * 2);
+  for (int32_t pos : n.ids) {
+    float theta = static_cast<float>(pos);
+    for (int64_t i = 0; i < half; ++i) {
+      const float factor = factors.empty() ? 1.0f : factors[static_cast<size_t>(i)];
+      const float angle = p.freq_scale * (theta / factor);
+      for (float v : {std::cos(angle), std::sin(angle)}) {
+        uint32_t u;
+        std::memcpy(&u, &v, sizeof u);
+        out.push_back(u);
+      }
+      theta *= theta_scale;
+    }
+  }
+  return out;
+}
+
+Result<uint32_t> encode_rope(const Node& n, const DeviceTraits&, ParamWriter& w) {
+  const RopeParams& p = n.rope;
+  w.op(0, static_cast<uint32_t>(p.n_dims));
+  w.op(1, p.mode == RopeMode::kNeox ? 1u : 0u);
+  // q and k of every layer share one pass's positions: one table serves them all.
+  const std::string key = std::to_string(reinterpret_cast<uintptr_t>(n.ids.data())) + "/" +
+                          std::to_string(n.ids.size()) + "/" + std::to_string(p.n_dims) + "/" +
+                          std::to_string(p.freq_base) + "/" + std::to_string(p.freq_scale) + "/" +
+                          (n.n_src == 2 ? std::to_string(reinterpret_cast<uintptr_t>(n.src[1].buffer)) + "@" +
+                                              std::to_string(n.src[1].offset) +
+                                              std::to_string(reinterpret_cast<uintptr_t>(n.src[1].data))
+                                        : "");
+  w.op(2, w.shared_table(key, [&] { return rope_table(n); }));
+  return groups_of((n.dst.ne[0] + 1) / 2 * n.dst.ne[1] * n.dst.ne[2], 256);
+}
+
+Result<uint32_t> encode_attention(const Node& n, const DeviceTraits&, ParamWriter& w) {
+  constexpr int64_t kMaxHeadDim = 256;  // shaders/attention.comp MAX_D
+  if (n.src[0].ne[0] > kMaxHeadDim || n.src[2].ne[0] > kMaxHeadDim) {
+    return unsupported("vulkan: attention over heads of more than 256 dims");
+  }
+  w.op(0, w.table(n.ids));
+  w.op(1, n.attn.scale);
+  w.op(2, n.attn.softcap);
+  w.op(3, n.attn.causal ? 1u : 0u);
+  w.op(4, static_cast<uint32_t>(n.attn.window));
+  w.op(5, n.n_src == 4 ? 1u : 0u);
+  return static_cast<uint32_t>(n.src[0].ne[1] * n.src[0].ne[2]);
+}
+
+Result<uint32_t> encode_copy(const Node& n, const DeviceTraits&, ParamWriter&) {
+  const int64_t block = dtype_info(n.dst.type).block_size;
+  return groups_of(n.dst.n_elements() / block, 256);
+}
+
+bool attention_kernel_types(std::span<const DType> types) {
+  return attention_types(types) && types[1] != DType::kBF16;
+}
+
+const std::array<VulkanKernel, kOpCount> kKernels = {{
+    {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("get_rows", n); }, encode_get_rows},
+    {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("mul_mat", n); }, encode_mul_mat},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rms_norm"); }, encode_rms_norm},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("mul"); }, encode_elementwise},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("add"); }, encode_elementwise},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rope"); }, encode_rope},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("swiglu"); }, encode_elementwise},
+    {attention_kernel_types, [](const Node& n, const DeviceTraits&) { return "attention_" + type_suffix(n.src[1].type); }, encode_attention},
+    {copy_types, [](const Node& n, const DeviceTraits&) { return typed("copy", n) + "_" + type_suffix(n.dst.type); }, encode_copy},
+}};
+
+}  // namespace
+
+const VulkanKernel& vulkan_kernel(Op op) {
+  PADDOCK_CHECK(op < Op::kCount);
+  return kKernels[static_cast<size_t>(op)];
+}
+
+}  // namespace paddock

@@ -1,0 +1,62 @@
+// The Vulkan backend's op table: for each op, the input types it runs, the shader variant a
+// node needs, and how the node's parameters are written (shaders/common.glsl's layout) and
+// how many workgroups it takes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/graph.h"
+#include "base/status.h"
+
+namespace paddock {
+
+// A pass's parameter words: per node the five tensors' descriptions, the op's words, then
+// its tables (positions, rope angles).
+class ParamWriter {
+ public:
+  static constexpr uint32_t kTensorWords = 45;  // 5 tensors x (offset, ne[4], nb[4])
+  static constexpr uint32_t kOpWords = 8;
+
+  // Starts n's block: its tensors, each at `starts[i]` bytes into its binding. Returns the
+  // block's first word.
+  uint32_t begin_node(const Node& n, const std::array<uint32_t, 5>& starts);
+  void op(uint32_t i, uint32_t v) { words_[base_ + kTensorWords + i] = v; }
+  void op(uint32_t i, float v);
+  // Appends a table; returns its word offset from the node's block (what shaders pass to pw).
+  uint32_t table(std::span<const uint32_t> values);
+  uint32_t table(std::span<const int32_t> values);
+  // A table appended earlier in this pass, found by key, else made with `make` and kept.
+  uint32_t shared_table(const std::string& key, const std::function<std::vector<uint32_t>()>& make);
+
+  const uint32_t* data() const { return words_.data(); }
+  size_t bytes() const { return words_.size() * sizeof(uint32_t); }
+
+ private:
+  std::vector<uint32_t> words_;
+  std::vector<std::pair<std::string, uint32_t>> shared_;
+  uint32_t base_ = 0;
+};
+
+// What kernels tune to: a CPU implementation (lavapipe) runs each workgroup's invocations as
+// SIMD lanes of one thread, where barriers are costly and wide rows per invocation are not.
+struct DeviceTraits {
+  bool cpu = false;
+};
+
+struct VulkanKernel {
+  bool (*supports)(std::span<const DType> types);
+  std::string (*shader)(const Node& n, const DeviceTraits& d);
+  // Writes n's op words and tables; returns its workgroup count (kUnsupported for shapes
+  // the shader cannot take).
+  Result<uint32_t> (*encode)(const Node& n, const DeviceTraits& d, ParamWriter& w);
+};
+
+const VulkanKernel& vulkan_kernel(Op op);
+
+}  // namespace paddock

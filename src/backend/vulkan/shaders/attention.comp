@@ -1,0 +1,102 @@
+#version 450
+// Attention of one query head of one token per workgroup, over the cells in chunks of 64
+// with a running max and sum (flash-attention style): each invocation scores one cell of a
+// chunk, then accumulates output dims tid, tid + 64, ... over the chunk's cells.
+// Op words: 0 = the positions' word offset, 1 = scale, 2 = softcap, 3 = causal, 4 = window,
+// 5 = has sinks (src3, one per query head).
+#include "common.glsl"
+#include "types.glsl"
+#extension GL_KHR_shader_subgroup_arithmetic : require
+layout(local_size_x = 64) in;
+DEFINE_ELEM(B, TYPE)
+DEFINE_ELEM(C, TYPE)
+
+const uint WG = 64, MAX_D = 256;
+shared float q[MAX_D];
+shared float p[WG];
+
+// Workgroup-wide max and sum: each subgroup reduces, then every invocation combines the
+// subgroups' results (two barriers instead of a tree's twelve).
+shared float by_subgroup[WG];
+float reduce_max(float v) {
+  v = subgroupMax(v);
+  if (subgroupElect()) by_subgroup[gl_SubgroupID] = v;
+  barrier();
+  float r = by_subgroup[0];
+  for (uint i = 1; i < gl_NumSubgroups; ++i) r = max(r, by_subgroup[i]);
+  barrier();
+  return r;
+}
+float reduce_sum(float v) {
+  v = subgroupAdd(v);
+  if (subgroupElect()) by_subgroup[gl_SubgroupID] = v;
+  barrier();
+  float r = 0.0;
+  for (uint i = 0; i < gl_NumSubgroups; ++i) r += by_subgroup[i];
+  barrier();
+  return r;
+}
+
+void main() {
+  const uint d_k = t_ne(T_SRC0, 0), n_head = t_ne(T_SRC0, 1), tokens = t_ne(T_SRC0, 2);
+  const uint n_head_kv = t_ne(T_SRC1, 1), n_kv = t_ne(T_SRC1, 2), d_v = t_ne(T_SRC2, 0);
+  const uint g = group_index();
+  if (g >= n_head * tokens) return;
+  const uint h = g % n_head, t = g / n_head, hk = h / (n_head / n_head_kv);
+  const uint tid = gl_LocalInvocationID.x;
+  const int pos = int(pw(pu(0), t));
+  const float scale = pf(1), softcap = pf(2);
+  const bool causal = pu(3) != 0;
+  const int window = int(pu(4));
+  // Cells [lo, hi) are visible.
+  const int hi = causal ? min(pos + 1, int(n_kv)) : int(n_kv);
+  const int lo = causal && window > 0 ? max(pos - window + 1, 0) : 0;
+
+  const uint qa = t_at(T_SRC0, h, t, 0), qs = t_nb(T_SRC0, 0);
+  const uint k_base = t_at(T_SRC1, hk, 0, 0), k_cell = t_nb(T_SRC1, 2);
+  const uint v_base = t_at(T_SRC2, hk, 0, 0), v_cell = t_nb(T_SRC2, 2);
+  for (uint i = tid; i < d_k; i += WG) q[i] = A_f[(qa + i * qs) >> 2];
+  barrier();
+
+  float acc[MAX_D / WG];
+  for (uint i = 0; i < MAX_D / WG; ++i) acc[i] = 0.0;
+  float run_max = -1.0 / 0.0, run_sum = 0.0;
+  for (int j0 = lo - (lo % int(WG)); j0 < hi; j0 += int(WG)) {
+    const int j = j0 + int(tid);
+    float s = -1.0 / 0.0;
+    if (j >= lo && j < hi) {
+      const uint kr = k_base + uint(j) * k_cell;
+      float dot = 0.0;
+      for (uint i = 0; i < d_k; ++i) dot += q[i] * B_elem(kr, i);
+      s = scale * dot;
+      if (softcap > 0.0) s = softcap * tanh(s / softcap);
+    }
+    const float new_max = max(run_max, reduce_max(s));
+    const float e = j >= lo && j < hi ? exp(s - new_max) : 0.0;
+    p[tid] = e;
+    const float alpha = exp(run_max - new_max);
+    run_sum = run_sum * alpha + reduce_sum(e);
+    run_max = new_max;
+    const uint n = uint(min(int(WG), hi - j0));
+    for (uint i = 0; i * WG + tid < d_v; ++i) {
+      const uint d = i * WG + tid;
+      float a = acc[i] * alpha;
+      for (uint c = 0; c < n; ++c) {
+        if (p[c] != 0.0) a += p[c] * C_elem(v_base + (uint(j0) + c) * v_cell, d);
+      }
+      acc[i] = a;
+    }
+    barrier();
+  }
+  if (pu(5) != 0) {  // a sink: exp(sink) more in the denominator
+    const float sink = E_f[(t_off(T_SRC3) + h * t_nb(T_SRC3, 0)) >> 2];
+    const float new_max = max(run_max, sink);
+    const float alpha = exp(run_max - new_max);
+    run_sum = run_sum * alpha + exp(sink - new_max);
+    for (uint i = 0; i < MAX_D / WG; ++i) acc[i] *= alpha;
+  }
+  const uint da = t_at(T_DST, h, t, 0), ds = t_nb(T_DST, 0);
+  for (uint i = 0; i * WG + tid < d_v; ++i) {
+    D_f[(da + (i * WG + tid) * ds) >> 2] = run_sum > 0.0 ? acc[i] / run_sum : 0.0;
+  }
+}

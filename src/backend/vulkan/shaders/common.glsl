@@ -1,0 +1,47 @@
+// What every kernel shares: the node's parameter block and its tensors' bindings.
+// The pass writes one block of 32-bit words per node into binding 0 and the push constant
+// says where it starts. Words 0..44 describe five tensors (0 = dst, 1..4 = src0..src3), nine
+// words each: the byte offset of element 0 in its binding, ne[4], nb[4] (bytes). Words from
+// 45 on are the op's own (pu/pf); ids and tables lie further on, at a word offset the op's
+// words give. Tensors are bound at bindings 1..5 as raw bytes, seen as floats, 32-, 16- and
+// 8-bit words through aliases of one binding.
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#extension GL_EXT_control_flow_attributes : require
+
+layout(push_constant) uniform Push { uint base; } pc;
+layout(std430, binding = 0) readonly buffer ParamWords { uint P[]; };
+
+#define TENSOR_BINDING(b, name) \
+  layout(std430, binding = b) buffer name##F { float name##_f[]; }; \
+  layout(std430, binding = b) buffer name##U { uint name##_u[]; }; \
+  layout(std430, binding = b) buffer name##H { uint16_t name##_h[]; }; \
+  layout(std430, binding = b) buffer name##B { uint8_t name##_b[]; };
+
+TENSOR_BINDING(1, D)
+TENSOR_BINDING(2, A)
+TENSOR_BINDING(3, B)
+TENSOR_BINDING(4, C)
+TENSOR_BINDING(5, E)
+
+const uint T_DST = 0, T_SRC0 = 1, T_SRC1 = 2, T_SRC2 = 3, T_SRC3 = 4;
+
+uint t_off(uint t) { return P[pc.base + 9 * t]; }
+uint t_ne(uint t, uint d) { return P[pc.base + 9 * t + 1 + d]; }
+uint t_nb(uint t, uint d) { return P[pc.base + 9 * t + 5 + d]; }
+uint t_at(uint t, uint i1, uint i2, uint i3) {
+  return t_off(t) + i1 * t_nb(t, 1) + i2 * t_nb(t, 2) + i3 * t_nb(t, 3);
+}
+uint pu(uint i) { return P[pc.base + 45 + i]; }
+float pf(uint i) { return uintBitsToFloat(P[pc.base + 45 + i]); }
+// Word i of the node's table that starts `at` words after its block.
+uint pw(uint at, uint i) { return P[pc.base + at + i]; }
+
+// Workgroups are dispatched as a 2-D grid (one dimension's count is limited to 65535):
+// this is the group's linear index.
+uint group_index() { return gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y; }
+
+float f16_at(uint16_t h) { return unpackHalf2x16(uint(h)).x; }
+float bf16_at(uint16_t h) { return uintBitsToFloat(uint(h) << 16); }

@@ -1,0 +1,318 @@
+#include "backend/vulkan/vulkan_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "backend/graph.h"
+#include "backend/host_exec.h"
+#include "backend/vulkan/kernels.h"
+#include "backend/vulkan/pipelines.h"
+#include "backend/vulkan/profiler.h"
+#include "backend/vulkan/vulkan_device.h"
+#include "base/check.h"
+#include "base/env.h"
+
+namespace paddock {
+
+namespace {
+
+// Bytes from a view's first byte to just past its last unit (element or block).
+size_t extent(const TensorView& v) {
+  const DTypeInfo& ti = dtype_info(v.type);
+  size_t last = ti.type_size + static_cast<size_t>(v.ne[0] / ti.block_size - 1) * v.nb[0];
+  for (int d = 1; d < 4; ++d) last += static_cast<size_t>(v.ne[d] - 1) * v.nb[d];
+  return last;
+}
+
+const uint8_t* host_address(const TensorView& v) {
+  if (v.data != nullptr) return static_cast<const uint8_t*>(v.data);
+  return v.buffer != nullptr && v.buffer->host() != nullptr ? v.buffer->host() + v.offset : nullptr;
+}
+
+// A tensor as a kernel binds it: the buffer, the binding's offset and range, and where the
+// view starts inside the binding.
+struct Bound {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+  VkDeviceSize range = 0;
+  uint32_t start = 0;
+};
+
+// Host buffers a pass reads or writes, copied to the device around it.
+struct Mirror {
+  size_t lo = SIZE_MAX, hi = 0;          // bytes the pass reads or writes
+  size_t out_lo = SIZE_MAX, out_hi = 0;  // bytes it writes
+};
+
+class VulkanBackend final : public Backend {
+ public:
+  VulkanBackend(std::shared_ptr<VulkanContext> ctx, DeviceTraits traits)
+      : ctx_(std::move(ctx)), traits_(traits), pipelines_(ctx_->device_handle()) {
+    name_ = "vulkan";
+  }
+  ~VulkanBackend() override {
+    if (pool_ != VK_NULL_HANDLE) vkDestroyDescriptorPool(ctx_->device_handle(), pool_, nullptr);
+    ctx_->release(params_);
+  }
+  Status init() { return pipelines_.init(); }
+
+  std::string_view name() const override { return name_; }
+  Device& device() override { return *ctx_; }
+  bool supports(Op op, std::span<const DType> types) const override {
+    return op < Op::kCount && vulkan_kernel(op).supports(types);
+  }
+  void adopt_weight_file(std::span<const uint8_t> bytes, bool release_pages) override {
+    static_cast<void>(release_pages);
+    adopted_.push_back(bytes);
+  }
+  void prepare_weight(const TensorView& w, Op use) override {
+    static_cast<void>(use);
+    const uint8_t* at = host_address(w);
+    if (at != nullptr && is_adopted(at)) static_cast<void>(weight_copy(at, extent(w)));
+  }
+  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) override;
+
+ private:
+  bool is_adopted(const uint8_t* at) const {
+    return std::any_of(adopted_.begin(), adopted_.end(),
+                       [&](std::span<const uint8_t> f) { return at >= f.data() && at < f.data() + f.size(); });
+  }
+  // The device copy of `n` weight bytes at host address `at`, made on first use.
+  Result<Buffer*> weight_copy(const uint8_t* at, size_t n);
+  Result<Bound> bind(const TensorView& v, bool written, std::map<const Buffer*, Mirror>& mirrors);
+  Status ensure_params(size_t bytes);
+  Status ensure_pool(size_t sets);
+
+  std::shared_ptr<VulkanContext> ctx_;
+  DeviceTraits traits_;
+  Pipelines pipelines_;
+  KernelProfiler profiler_{*ctx_};
+  std::string name_;
+  std::vector<std::span<const uint8_t>> adopted_;
+  std::map<const uint8_t*, std::unique_ptr<Buffer>> weights_;
+  std::map<const Buffer*, std::unique_ptr<Buffer>> mirror_copies_;
+  MappedBuffer params_;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  size_t pool_sets_ = 0;
+};
+
+Result<Buffer*> VulkanBackend::weight_copy(const uint8_t* at, size_t n) {
+  auto it = weights_.find(at);
+  if (it != weights_.end() && it->second->size() >= n) return it->second.get();
+  PADDOCK_ASSIGN(std::unique_ptr<Buffer> b, ctx_->alloc(n));
+  b->set(0, {at, n});
+  Buffer* out = b.get();
+  weights_[at] = std::move(b);
+  return out;
+}
+
+Result<Bound> VulkanBackend::bind(const TensorView& v, bool written, std::map<const Buffer*, Mirror>& mirrors) {
+  const size_t n = extent(v);
+  Bound b;
+  size_t base = 0;
+  size_t size = 0;
+  const Buffer* storage = v.buffer != nullptr ? &v.buffer->storage() : nullptr;
+  const auto* own = dynamic_cast<const VulkanBuffer*>(storage);
+  const uint8_t* host = host_address(v);
+  if (own != nullptr) {
+    if (&own->context() != ctx_.get()) return unsupported("vulkan: a tensor lies on another Vulkan device");
+    b.buffer = own->handle();
+    base = v.offset;
+    size = own->size();
+  } else if (host != nullptr && !written && is_adopted(host)) {
+    PADDOCK_ASSIGN(Buffer * w, weight_copy(host, n));
+    b.buffer = static_cast<VulkanBuffer*>(w)->handle();
+    size = w->size();
+  } else if (storage != nullptr && storage->host() != nullptr) {
+    Mirror& m = mirrors[storage];
+    std::unique_ptr<Buffer>& copy = mirror_copies_[storage];
+    if (copy == nullptr || copy->size() < storage->size()) {
+      PADDOCK_ASSIGN(copy, ctx_->alloc(storage->size()));
+    }
+    m.lo = std::min(m.lo, v.offset);
+    m.hi = std::max(m.hi, v.offset + n);
+    if (written) {
+      m.out_lo = std::min(m.out_lo, v.offset);
+      m.out_hi = std::max(m.out_hi, v.offset + n);
+    }
+    b.buffer = static_cast<VulkanBuffer*>(copy.get())->handle();
+    base = v.offset;
+    size = copy->size();
+  } else {
+    return unsupported("vulkan: a tensor in host memory outside any buffer or adopted weights");
+  }
+  const size_t align = std::max<size_t>(ctx_->limits().minStorageBufferOffsetAlignment, 4);
+  b.offset = base / align * align;
+  b.start = static_cast<uint32_t>(base - b.offset);
+  b.range = std::min<size_t>((size - b.offset + 3) / 4 * 4, ctx_->limits().maxStorageBufferRange / 4 * 4);
+  if (b.start + n > b.range) {
+    return unsupported("vulkan: a tensor of " + std::to_string(n >> 20) + " MiB exceeds the " +
+                       std::to_string(ctx_->limits().maxStorageBufferRange >> 20) +
+                       " MiB a kernel can address on " + ctx_->info().name);
+  }
+  return b;
+}
+
+Status VulkanBackend::ensure_params(size_t bytes) {
+  if (params_.size >= bytes) return Status::ok();
+  ctx_->release(params_);
+  PADDOCK_ASSIGN(params_, ctx_->alloc_mapped(std::max<size_t>(bytes * 2, 1 << 16)));
+  return Status::ok();
+}
+
+Status VulkanBackend::ensure_pool(size_t sets) {
+  if (pool_ != VK_NULL_HANDLE && pool_sets_ >= sets) {
+    vkResetDescriptorPool(ctx_->device_handle(), pool_, 0);
+    return Status::ok();
+  }
+  if (pool_ != VK_NULL_HANDLE) vkDestroyDescriptorPool(ctx_->device_handle(), pool_, nullptr);
+  pool_sets_ = std::max<size_t>(sets * 2, 64);
+  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                  static_cast<uint32_t>(pool_sets_ * kKernelBindings)};
+  VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pci.maxSets = static_cast<uint32_t>(pool_sets_);
+  pci.poolSizeCount = 1;
+  pci.pPoolSizes = &size;
+  if (vkCreateDescriptorPool(ctx_->device_handle(), &pci, nullptr, &pool_) != VK_SUCCESS) {
+    pool_ = VK_NULL_HANDLE;
+    return internal_error("vulkan: creating a descriptor pool failed");
+  }
+  return Status::ok();
+}
+
+// One node as the pass records it.
+struct Dispatch {
+  VkPipeline pipeline;
+  uint32_t base;  // word offset of its parameters
+  uint32_t groups;
+  std::array<Bound, kKernelBindings - 1> bound;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+};
+
+Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) {
+  const auto start = std::chrono::steady_clock::now();
+  PADDOCK_TRY(check_supported(*this, nodes));
+  std::map<const Buffer*, Mirror> mirrors;
+  std::vector<Dispatch> dispatches;
+  ParamWriter words;
+  for (const Node& n : nodes) {
+    const VulkanKernel& k = vulkan_kernel(n.op);
+    Dispatch d;
+    PADDOCK_ASSIGN(d.pipeline, pipelines_.get(k.shader(n, traits_)));
+    PADDOCK_ASSIGN(d.bound[0], bind(n.dst, true, mirrors));
+    for (int i = 0; i < n.n_src; ++i) {
+      PADDOCK_ASSIGN(d.bound[static_cast<size_t>(i) + 1], bind(n.src[static_cast<size_t>(i)], false, mirrors));
+    }
+    for (size_t i = static_cast<size_t>(n.n_src) + 1; i < d.bound.size(); ++i) d.bound[i] = d.bound[0];
+    std::array<uint32_t, 5> starts{};
+    for (size_t i = 0; i < starts.size(); ++i) starts[i] = d.bound[i].start;
+    d.base = words.begin_node(n, starts);
+    PADDOCK_ASSIGN(d.groups, k.encode(n, traits_, words));
+    dispatches.push_back(d);
+  }
+  if (dispatches.empty()) return Status::ok();
+  PADDOCK_TRY(ensure_params(words.bytes()));
+  std::memcpy(params_.data, words.data(), words.bytes());
+  PADDOCK_TRY(ensure_pool(dispatches.size()));
+
+  std::vector<VkDescriptorSetLayout> layouts(dispatches.size(), pipelines_.set_layout());
+  std::vector<VkDescriptorSet> sets(dispatches.size());
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = pool_;
+  ai.descriptorSetCount = static_cast<uint32_t>(sets.size());
+  ai.pSetLayouts = layouts.data();
+  if (vkAllocateDescriptorSets(ctx_->device_handle(), &ai, sets.data()) != VK_SUCCESS) {
+    return internal_error("vulkan: allocating descriptor sets failed");
+  }
+  std::vector<VkDescriptorBufferInfo> infos(dispatches.size() * kKernelBindings);
+  std::vector<VkWriteDescriptorSet> writes(infos.size());
+  for (size_t i = 0; i < dispatches.size(); ++i) {
+    dispatches[i].set = sets[i];
+    infos[i * kKernelBindings] = {params_.buffer, 0, VK_WHOLE_SIZE};
+    for (size_t b = 0; b + 1 < kKernelBindings; ++b) {
+      const Bound& bd = dispatches[i].bound[b];
+      infos[i * kKernelBindings + b + 1] = {bd.buffer, bd.offset, bd.range};
+    }
+    for (uint32_t b = 0; b < kKernelBindings; ++b) {
+      VkWriteDescriptorSet& w = writes[i * kKernelBindings + b];
+      w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      w.dstSet = sets[i];
+      w.dstBinding = b;
+      w.descriptorCount = 1;
+      w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      w.pBufferInfo = &infos[i * kKernelBindings + b];
+    }
+  }
+  vkUpdateDescriptorSets(ctx_->device_handle(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+
+  for (auto& [host, m] : mirrors) {
+    std::vector<uint8_t> bytes(m.hi - m.lo);
+    host->get(m.lo, bytes);
+    mirror_copies_[host]->set(m.lo, bytes);
+  }
+  const auto record = [&](VkCommandBuffer cmd, size_t from, size_t to) {
+    const uint32_t max_x = std::min<uint32_t>(ctx_->limits().maxComputeWorkGroupCount[0], 65535);
+    for (size_t i = from; i < to; ++i) {
+      const Dispatch& d = dispatches[i];
+      profiler_.stamp(cmd, static_cast<uint32_t>(i));
+      vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
+      vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_.layout(), 0, 1, &d.set, 0, nullptr);
+      vkCmdPushConstants(cmd, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t), &d.base);
+      if (d.groups > 0) vkCmdDispatch(cmd, std::min(d.groups, max_x), (d.groups + max_x - 1) / max_x, 1);
+      VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+      barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &barrier,
+                           0, nullptr, 0, nullptr);
+    }
+    profiler_.stamp(cmd, static_cast<uint32_t>(to));
+  };
+  const auto copy_back = [&] {
+    for (auto& [host, m] : mirrors) {
+      if (m.out_hi <= m.out_lo) continue;
+      std::vector<uint8_t> bytes(m.out_hi - m.out_lo);
+      mirror_copies_[host]->get(m.out_lo, bytes);
+      const_cast<Buffer*>(host)->set(m.out_lo, bytes);
+    }
+  };
+  if (!after) {
+    PADDOCK_TRY(ctx_->submit([&](VkCommandBuffer cmd) {
+      profiler_.begin(cmd, static_cast<uint32_t>(dispatches.size()));
+      record(cmd, 0, dispatches.size());
+    }));
+    copy_back();
+    if (profiler_.enabled()) {
+      std::vector<std::string> names;
+      for (const Node& n : nodes) names.push_back(vulkan_kernel(n.op).shader(n, traits_));
+      profiler_.collect(names, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return Status::ok();
+  }
+  for (size_t i = 0; i < dispatches.size(); ++i) {  // tensor dumps read each output as it is written
+    PADDOCK_TRY(ctx_->submit([&](VkCommandBuffer cmd) {
+      profiler_.begin(cmd, static_cast<uint32_t>(dispatches.size()));
+      record(cmd, i, i + 1);
+    }));
+    copy_back();
+    after(nodes[i]);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> make_vulkan_backend(const std::string& selector, bool gpu_tuning) {
+  PADDOCK_ASSIGN(std::shared_ptr<VulkanContext> ctx,
+                 open_vulkan(selector.empty() ? env_get_or("VULKAN_DEVICE", "") : selector));
+  const DeviceTraits traits{.cpu = ctx->info().is_cpu && !gpu_tuning};
+  auto be = std::make_unique<VulkanBackend>(std::move(ctx), traits);
+  PADDOCK_TRY(be->init());
+  return std::unique_ptr<Backend>(std::move(be));
+}
+
+}  // namespace paddock

@@ -1,0 +1,416 @@
+#include "backend/vulkan/vulkan_device.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "base/check.h"
+
+namespace paddock {
+
+namespace {
+
+constexpr size_t kStagingBytes = size_t{32} << 20;  // transfers move in chunks of this
+
+std::string vk_error(const std::string& what, VkResult r) {
+  return std::string("vulkan: ") + what + " failed (VkResult " + std::to_string(static_cast<int>(r)) + ")";
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+const char* type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+  }
+}
+
+Result<VkInstance> create_instance() {
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "paddock";
+  app.apiVersion = VK_API_VERSION_1_2;
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ci.pApplicationInfo = &app;
+  VkInstance instance = VK_NULL_HANDLE;
+  const VkResult r = vkCreateInstance(&ci, nullptr, &instance);
+  if (r != VK_SUCCESS) return unsupported(vk_error("creating an instance (is a Vulkan driver installed?)", r));
+  return instance;
+}
+
+std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
+  uint32_t n = 0;
+  vkEnumeratePhysicalDevices(instance, &n, nullptr);
+  std::vector<VkPhysicalDevice> out(n);
+  vkEnumeratePhysicalDevices(instance, &n, out.data());
+  out.resize(n);
+  return out;
+}
+
+VulkanDeviceInfo describe(VkPhysicalDevice p, uint32_t index) {
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(p, &props);
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(p, &mem);
+  VulkanDeviceInfo info;
+  info.index = index;
+  info.name = props.deviceName;
+  info.type = type_name(props.deviceType);
+  info.is_cpu = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  for (uint32_t h = 0; h < mem.memoryHeapCount; ++h) {
+    if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) {
+      info.local_bytes = std::max<uint64_t>(info.local_bytes, mem.memoryHeaps[h].size);
+    }
+  }
+  return info;
+}
+
+bool has_extension(VkPhysicalDevice p, const char* name) {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(p, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> exts(n);
+  vkEnumerateDeviceExtensionProperties(p, nullptr, &n, exts.data());
+  return std::any_of(exts.begin(), exts.end(), [&](const VkExtensionProperties& e) {
+    return std::strcmp(e.extensionName, name) == 0;
+  });
+}
+
+std::string device_list(const std::vector<VulkanDeviceInfo>& infos) {
+  std::string out;
+  for (const VulkanDeviceInfo& d : infos) {
+    out += (out.empty() ? "" : ", ") + std::to_string(d.index) + ": " + d.name + " (" + d.type + ")";
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+std::vector<VulkanDeviceInfo> list_vulkan_devices() {
+  Result<VkInstance> instance = create_instance();
+  if (!instance.ok()) return {};
+  std::vector<VulkanDeviceInfo> out;
+  const std::vector<VkPhysicalDevice> ps = physical_devices(*instance);
+  for (uint32_t i = 0; i < ps.size(); ++i) out.push_back(describe(ps[i], i));
+  vkDestroyInstance(*instance, nullptr);
+  return out;
+}
+
+Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector) {
+  PADDOCK_ASSIGN(VkInstance instance, create_instance());
+  const std::vector<VkPhysicalDevice> ps = physical_devices(instance);
+  std::vector<VulkanDeviceInfo> infos;
+  for (uint32_t i = 0; i < ps.size(); ++i) infos.push_back(describe(ps[i], i));
+  int chosen = -1;
+  if (selector.empty()) {
+    for (const char* want : {"discrete", "integrated", "virtual", "other"}) {
+      for (const VulkanDeviceInfo& d : infos) {
+        if (chosen < 0 && d.type == want) chosen = static_cast<int>(d.index);
+      }
+    }
+  } else {
+    const bool numeric = std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); });
+    for (const VulkanDeviceInfo& d : infos) {
+      const bool match = numeric ? std::to_string(d.index) == selector
+                                 : lower(d.name).find(lower(selector)) != std::string::npos;
+      if (chosen < 0 && match) chosen = static_cast<int>(d.index);
+    }
+  }
+  if (chosen < 0) {
+    vkDestroyInstance(instance, nullptr);
+    return not_found(selector.empty()
+                         ? "vulkan: no GPU found (devices: " + device_list(infos) +
+                               "; a CPU device is used only when PADDOCK_VULKAN_DEVICE names it)"
+                         : "vulkan: no device matches PADDOCK_VULKAN_DEVICE=" + selector +
+                               " (devices: " + device_list(infos) + ")");
+  }
+  std::shared_ptr<VulkanContext> ctx(new VulkanContext());
+  ctx->instance_ = instance;  // destroyed with ctx from here on
+  PADDOCK_TRY(ctx->init(instance, ps[static_cast<size_t>(chosen)], infos[static_cast<size_t>(chosen)]));
+  return ctx;
+}
+
+Status VulkanContext::init(VkInstance instance, VkPhysicalDevice physical, VulkanDeviceInfo info) {
+  static_cast<void>(instance);
+  physical_ = physical;
+  info_ = std::move(info);
+  name_ = "vulkan" + std::to_string(info_.index) + " (" + info_.name + ")";
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(physical, &props);
+  limits_ = props.limits;
+
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  f11.pNext = &f12;
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.pNext = &f11;
+  vkGetPhysicalDeviceFeatures2(physical, &f2);
+  if (!f11.storageBuffer16BitAccess || !f12.storageBuffer8BitAccess) {
+    return unsupported("vulkan: " + info_.name + " lacks 8- and 16-bit storage buffer access, which the kernels need");
+  }
+  // Only what the kernels use.
+  VkPhysicalDeviceVulkan11Features e11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features e12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  e11.pNext = &e12;
+  e11.storageBuffer16BitAccess = VK_TRUE;
+  e12.storageBuffer8BitAccess = VK_TRUE;
+  e12.shaderInt8 = f12.shaderInt8;
+  VkPhysicalDeviceFeatures2 e2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  e2.pNext = &e11;
+  e2.features.shaderInt16 = f2.features.shaderInt16;
+
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> qs(nq);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical, &nq, qs.data());
+  uint32_t family = UINT32_MAX;
+  for (uint32_t i = 0; i < nq && family == UINT32_MAX; ++i) {
+    if (qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) family = i;
+  }
+  if (family == UINT32_MAX) return unsupported("vulkan: " + info_.name + " has no compute queue");
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = family;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+  std::vector<const char*> exts;
+  has_budget_ = has_extension(physical, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  if (has_budget_) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = &e2;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  dci.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+  dci.ppEnabledExtensionNames = exts.data();
+  VkResult r = vkCreateDevice(physical, &dci, nullptr, &device_);
+  if (r != VK_SUCCESS) return unsupported(vk_error("creating the device", r));
+  vkGetDeviceQueue(device_, family, 0, &queue_);
+
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = family;
+  r = vkCreateCommandPool(device_, &pci, nullptr, &pool_);
+  if (r != VK_SUCCESS) return internal_error(vk_error("creating a command pool", r));
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = pool_;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  r = vkAllocateCommandBuffers(device_, &cai, &cmd_);
+  if (r != VK_SUCCESS) return internal_error(vk_error("allocating a command buffer", r));
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  r = vkCreateFence(device_, &fci, nullptr, &fence_);
+  if (r != VK_SUCCESS) return internal_error(vk_error("creating a fence", r));
+
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(physical, &mem);
+  for (uint32_t h = 0; h < mem.memoryHeapCount; ++h) {
+    if ((mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+        mem.memoryHeaps[h].size == info_.local_bytes) {
+      local_heap_ = h;
+    }
+  }
+  PADDOCK_ASSIGN(staging_, alloc_mapped(kStagingBytes));
+  return Status::ok();
+}
+
+VulkanContext::~VulkanContext() {
+  if (device_ != VK_NULL_HANDLE) {
+    vkDeviceWaitIdle(device_);
+    release(staging_);
+    if (fence_ != VK_NULL_HANDLE) vkDestroyFence(device_, fence_, nullptr);
+    if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device_, pool_, nullptr);
+    vkDestroyDevice(device_, nullptr);
+  }
+  if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
+}
+
+DeviceMemory VulkanContext::memory() const {
+  VkPhysicalDeviceMemoryProperties2 mem{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+  if (has_budget_) mem.pNext = &budget;
+  vkGetPhysicalDeviceMemoryProperties2(physical_, &mem);
+  DeviceMemory out;
+  out.total = mem.memoryProperties.memoryHeaps[local_heap_].size;
+  out.free = out.total;
+  if (has_budget_) {
+    const uint64_t used = budget.heapUsage[local_heap_];
+    const uint64_t cap = std::min<uint64_t>(budget.heapBudget[local_heap_], out.total);
+    out.free = cap > used ? cap - used : 0;
+  }
+  return out;
+}
+
+Result<uint32_t> VulkanContext::memory_type(uint32_t bits, VkMemoryPropertyFlags want) const {
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(physical_, &mem);
+  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
+    if ((bits & (1u << i)) && (mem.memoryTypes[i].propertyFlags & want) == want) return i;
+  }
+  return unsupported("vulkan: no memory type with the properties needed");
+}
+
+Status VulkanContext::create_buffer(size_t bytes, VkBufferUsageFlags usage, VkMemoryPropertyFlags props,
+                                    VkBuffer* buffer, VkDeviceMemory* memory) {
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = (std::max<size_t>(bytes, 16) + 3) & ~size_t{3};  // fills work in words
+  bci.usage = usage;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkResult r = vkCreateBuffer(device_, &bci, nullptr, buffer);
+  if (r != VK_SUCCESS) return Status(Code::kResourceExhausted, vk_error("creating a buffer", r));
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, *buffer, &req);
+  Result<uint32_t> type = memory_type(req.memoryTypeBits, props);
+  if (!type.ok()) {
+    vkDestroyBuffer(device_, *buffer, nullptr);
+    return type.status();
+  }
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = *type;
+  r = vkAllocateMemory(device_, &mai, nullptr, memory);
+  if (r != VK_SUCCESS) {
+    vkDestroyBuffer(device_, *buffer, nullptr);
+    return Status(Code::kResourceExhausted, "vulkan: " + std::to_string(bytes >> 20) + " MiB do not fit in " +
+                                                info_.name + "'s memory (VkResult " +
+                                                std::to_string(static_cast<int>(r)) + ")");
+  }
+  vkBindBufferMemory(device_, *buffer, *memory, 0);
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Buffer>> VulkanContext::alloc(size_t bytes) {
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  PADDOCK_TRY(create_buffer(bytes,
+                            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                            VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &buffer, &memory));
+  return std::unique_ptr<Buffer>(std::make_unique<VulkanBuffer>(shared_from_this(), buffer, memory, bytes));
+}
+
+Result<MappedBuffer> VulkanContext::alloc_mapped(size_t bytes) {
+  MappedBuffer b;
+  b.size = bytes;
+  PADDOCK_TRY(create_buffer(bytes,
+                            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, &b.buffer,
+                            &b.memory));
+  void* p = nullptr;
+  const VkResult r = vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &p);
+  if (r != VK_SUCCESS) {
+    release(b);
+    return internal_error(vk_error("mapping memory", r));
+  }
+  b.data = static_cast<uint8_t*>(p);
+  return b;
+}
+
+void VulkanContext::release(MappedBuffer& b) {
+  if (b.buffer != VK_NULL_HANDLE) vkDestroyBuffer(device_, b.buffer, nullptr);
+  if (b.memory != VK_NULL_HANDLE) vkFreeMemory(device_, b.memory, nullptr);
+  b = MappedBuffer{};
+}
+
+Status VulkanContext::submit(const std::function<void(VkCommandBuffer)>& record) const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkResetCommandBuffer(cmd_, 0);
+  vkBeginCommandBuffer(cmd_, &bi);
+  record(cmd_);
+  vkEndCommandBuffer(cmd_);
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd_;
+  VkResult r = vkQueueSubmit(queue_, 1, &si, fence_);
+  if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX);
+  vkResetFences(device_, 1, &fence_);
+  if (r != VK_SUCCESS) return internal_error(vk_error("running commands on " + info_.name, r));
+  return Status::ok();
+}
+
+void VulkanContext::upload(VkBuffer dst, size_t offset, std::span<const uint8_t> bytes) const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  for (size_t done = 0; done < bytes.size();) {
+    const size_t n = std::min(bytes.size() - done, staging_.size);
+    std::memcpy(staging_.data, bytes.data() + done, n);
+    const Status st = submit([&](VkCommandBuffer cmd) {
+      const VkBufferCopy region{0, offset + done, n};
+      vkCmdCopyBuffer(cmd, staging_.buffer, dst, 1, &region);
+    });
+    PADDOCK_CHECK(st.is_ok());
+    done += n;
+  }
+}
+
+void VulkanContext::download(VkBuffer src, size_t offset, std::span<uint8_t> bytes) const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  for (size_t done = 0; done < bytes.size();) {
+    const size_t n = std::min(bytes.size() - done, staging_.size);
+    const Status st = submit([&](VkCommandBuffer cmd) {
+      const VkBufferCopy region{offset + done, 0, n};
+      vkCmdCopyBuffer(cmd, src, staging_.buffer, 1, &region);
+    });
+    PADDOCK_CHECK(st.is_ok());
+    std::memcpy(bytes.data() + done, staging_.data, n);
+    done += n;
+  }
+}
+
+VulkanBuffer::VulkanBuffer(std::shared_ptr<VulkanContext> ctx, VkBuffer buffer, VkDeviceMemory memory, size_t size)
+    : ctx_(std::move(ctx)), buffer_(buffer), memory_(memory), size_(size) {}
+
+VulkanBuffer::~VulkanBuffer() {
+  vkDestroyBuffer(ctx_->device_handle(), buffer_, nullptr);
+  vkFreeMemory(ctx_->device_handle(), memory_, nullptr);
+}
+
+Device& VulkanBuffer::device() const { return *ctx_; }
+
+void VulkanBuffer::set(size_t offset, std::span<const uint8_t> bytes) {
+  PADDOCK_CHECK(offset <= size_ && bytes.size() <= size_ - offset);
+  ctx_->upload(buffer_, offset, bytes);
+}
+
+void VulkanBuffer::get(size_t offset, std::span<uint8_t> bytes) const {
+  PADDOCK_CHECK(offset <= size_ && bytes.size() <= size_ - offset);
+  ctx_->download(buffer_, offset, bytes);
+}
+
+void VulkanBuffer::copy_from(const Buffer& src, size_t src_offset, size_t offset, size_t n) {
+  PADDOCK_CHECK(offset <= size_ && n <= size_ - offset && src_offset <= src.size() && n <= src.size() - src_offset);
+  if (n == 0) return;
+  const auto* vsrc = dynamic_cast<const VulkanBuffer*>(&src.storage());
+  if (vsrc == nullptr || &vsrc->context() != ctx_.get()) {
+    // From another device: through host memory.
+    std::vector<uint8_t> bytes(n);
+    src.get(src_offset, bytes);
+    set(offset, bytes);
+    return;
+  }
+  const bool overlap = vsrc == this && src_offset < offset + n && offset < src_offset + n;
+  if (overlap) {  // vkCmdCopyBuffer forbids overlapping regions
+    std::vector<uint8_t> bytes(n);
+    get(src_offset, bytes);
+    set(offset, bytes);
+    return;
+  }
+  const Status st = ctx_->submit([&](VkCommandBuffer cmd) {
+    const VkBufferCopy region{src_offset, offset, n};
+    vkCmdCopyBuffer(cmd, vsrc->handle(), buffer_, 1, &region);
+  });
+  PADDOCK_CHECK(st.is_ok());
+}
+
+void VulkanBuffer::clear() {
+  const Status st = ctx_->submit([&](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, buffer_, 0, VK_WHOLE_SIZE, 0); });
+  PADDOCK_CHECK(st.is_ok());
+}
+
+}  // namespace paddock

@@ -1,0 +1,122 @@
+// A Vulkan device: the instance, one physical device chosen by PADDOCK_VULKAN_DEVICE or by
+// kind (a real GPU, never a CPU implementation such as lavapipe unless named), its compute
+// queue, and device-local Buffers that move bytes through a host-visible staging buffer.
+// Invariants: every buffer keeps the context it came from alive; transfers wait for the
+// queue (one submission at a time, under the context's lock), so a Buffer's set/get return
+// with the bytes moved.
+//   PADDOCK_ASSIGN(std::shared_ptr<VulkanContext> ctx, open_vulkan(env_get_or("VULKAN_DEVICE", "")));
+//   PADDOCK_ASSIGN(auto buf, ctx->device().alloc(1 << 20));
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/buffer.h"
+#include "base/status.h"
+
+namespace paddock {
+
+struct VulkanDeviceInfo {
+  uint32_t index = 0;
+  std::string name;
+  std::string type;  // "discrete", "integrated", "virtual", "cpu", "other"
+  bool is_cpu = false;
+  uint64_t local_bytes = 0;  // the largest device-local heap
+};
+
+// Every Vulkan device the loader finds (an empty list when there is no loader or driver).
+std::vector<VulkanDeviceInfo> list_vulkan_devices();
+
+class VulkanContext;
+
+// A device-local buffer (storage, transfer source and destination).
+class VulkanBuffer final : public Buffer {
+ public:
+  VulkanBuffer(std::shared_ptr<VulkanContext> ctx, VkBuffer buffer, VkDeviceMemory memory, size_t size);
+  ~VulkanBuffer() override;
+  Device& device() const override;
+  size_t size() const override { return size_; }
+  uint8_t* host() const override { return nullptr; }
+  void set(size_t offset, std::span<const uint8_t> bytes) override;
+  void get(size_t offset, std::span<uint8_t> bytes) const override;
+  void copy_from(const Buffer& src, size_t src_offset, size_t offset, size_t n) override;
+  void clear() override;
+  VkBuffer handle() const { return buffer_; }
+  const VulkanContext& context() const { return *ctx_; }
+
+ private:
+  std::shared_ptr<VulkanContext> ctx_;
+  VkBuffer buffer_;
+  VkDeviceMemory memory_;
+  size_t size_;
+};
+
+// Host-visible, coherent memory the host writes and reads through a persistent mapping
+// (a pass's parameters, staging).
+struct MappedBuffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  size_t size = 0;
+  uint8_t* data = nullptr;
+};
+
+class VulkanContext : public std::enable_shared_from_this<VulkanContext>, public Device {
+ public:
+  ~VulkanContext() override;
+  std::string_view name() const override { return name_; }
+  DeviceKind kind() const override { return DeviceKind::kAccelerator; }
+  // Free memory from VK_EXT_memory_budget where the driver has it, else the heap size.
+  DeviceMemory memory() const override;
+  Result<std::unique_ptr<Buffer>> alloc(size_t bytes) override;
+
+  VkDevice device_handle() const { return device_; }
+  const VkPhysicalDeviceLimits& limits() const { return limits_; }
+  const VulkanDeviceInfo& info() const { return info_; }
+
+  // Host-visible memory of at least `bytes` (freed with release()).
+  Result<MappedBuffer> alloc_mapped(size_t bytes);
+  void release(MappedBuffer& b);
+  // Records commands with `record`, submits them and waits. Serialised across threads.
+  Status submit(const std::function<void(VkCommandBuffer)>& record) const;
+  // Bytes between a device buffer and host memory through the staging buffer.
+  void upload(VkBuffer dst, size_t offset, std::span<const uint8_t> bytes) const;
+  void download(VkBuffer src, size_t offset, std::span<uint8_t> bytes) const;
+
+ private:
+  friend Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector);
+  VulkanContext() = default;
+  Status init(VkInstance instance, VkPhysicalDevice physical, VulkanDeviceInfo info);
+  Result<uint32_t> memory_type(uint32_t bits, VkMemoryPropertyFlags want) const;
+  Status create_buffer(size_t bytes, VkBufferUsageFlags usage, VkMemoryPropertyFlags props, VkBuffer* buffer,
+                       VkDeviceMemory* memory);
+
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkPhysicalDeviceLimits limits_{};
+  VulkanDeviceInfo info_;
+  std::string name_;
+  bool has_budget_ = false;
+  uint32_t local_heap_ = 0;
+  mutable std::recursive_mutex mu_;
+  mutable MappedBuffer staging_;
+};
+
+// Opens the device `selector` names (an index into list_vulkan_devices(), or a substring of
+// its name, case-insensitive), or when empty the first GPU, discrete ones first. kNotFound
+// when nothing matches (the message lists the devices), kUnsupported without a loader or a
+// device with the storage features the kernels need.
+Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector);
+
+}  // namespace paddock

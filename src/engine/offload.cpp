@@ -1,0 +1,115 @@
+#include "engine/offload.h"
+
+#include <algorithm>
+#include <charconv>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/placement.h"
+#include "backend/split_backend.h"
+#include "base/env.h"
+#include "base/log.h"
+#include "engine/loaded_model.h"
+#include "kv/kv_cache.h"
+#include "model/weights.h"
+#if PADDOCK_HAVE_VULKAN
+#include "backend/vulkan/vulkan_backend.h"
+#endif
+
+namespace paddock::engine {
+
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+// OLLAMA_GPU_OVERHEAD: bytes of VRAM to leave free.
+uint64_t gpu_overhead() {
+  const std::optional<std::string> v = env_get("GPU_OVERHEAD");
+  uint64_t n = 0;
+  if (v && !v->empty()) {
+    const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+    if (ec != std::errc() || end != v->data() + v->size()) {
+      log_warn("OLLAMA_GPU_OVERHEAD: expected a number of bytes, found \"" + *v + "\"; using 0");
+      n = 0;
+    }
+  }
+  return n;
+}
+
+// A pass's activations on the device: a batch's rows through the widest layer, and the
+// logits of one row per sequence.
+uint64_t compute_reserve(const gguf::File& file, const HParams& hp, const EngineOptions& o) {
+  const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight");
+  const int64_t n_vocab = embd != nullptr && embd->ne.size() > 1 ? embd->ne[1] : 0;
+  const auto batch = static_cast<uint64_t>(o.num_batch > 0 ? o.num_batch : kDefaultNumBatch);
+  int64_t widest = hp.n_embd;
+  for (const LayerParams& l : hp.layers) widest = std::max(widest, l.n_ff);
+  return batch * static_cast<uint64_t>(4 * hp.n_embd + 3 * widest) * sizeof(float) +
+         static_cast<uint64_t>(o.num_parallel) * static_cast<uint64_t>(n_vocab) * sizeof(float) + 64 * kMiB;
+}
+
+std::string human(uint64_t bytes) {
+  if (bytes < (uint64_t{1} << 30)) return std::to_string(bytes / kMiB) + " MiB";
+  return std::to_string(bytes >> 30) + "." + std::to_string((bytes & ((uint64_t{1} << 30) - 1)) * 10 >> 30) + " GiB";
+}
+
+}  // namespace
+
+Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, int64_t n_ctx,
+                                     const EngineOptions& options) {
+  Offload out;
+  PADDOCK_ASSIGN(std::unique_ptr<Backend> cpu, make_cpu_backend(options.num_thread));
+  const bool want_gpu = !options.num_gpu || *options.num_gpu != 0;
+#if PADDOCK_HAVE_VULKAN
+  if (want_gpu) {
+    const std::optional<std::string> named = env_get("VULKAN_DEVICE");
+    Result<std::unique_ptr<Backend>> gpu = make_vulkan_backend(named.value_or(""));
+    if (!gpu.ok() && named && !named->empty()) return gpu.status();  // the user asked for it
+    if (gpu.ok()) {
+      std::unique_ptr<Backend> vk = std::move(gpu).value();
+      FitRequest fit = offload_weights(file, hp.n_layer);
+      std::vector<int64_t> n_head_kv;
+      for (const LayerParams& l : hp.layers) n_head_kv.push_back(l.n_head_kv);
+      const uint64_t kv_all = kv_cache_bytes(KvCacheConfig{.n_ctx = n_ctx,
+                                                           .n_head_kv = std::move(n_head_kv),
+                                                           .head_dim_k = hp.head_dim_k,
+                                                           .head_dim_v = hp.head_dim_v,
+                                                           .type = options.kv_type}) *
+                              static_cast<uint64_t>(options.num_parallel);
+      fit.kv_per_layer = kv_all / static_cast<uint64_t>(std::max<int64_t>(hp.n_layer, 1));
+      fit.compute = compute_reserve(file, hp, options);
+      const DeviceMemory mem = vk->device().memory();
+      const uint64_t overhead = gpu_overhead();
+      fit.free = mem.free > overhead ? mem.free - overhead : 0;
+      const bool automatic = !options.num_gpu || *options.num_gpu < 0;
+      out.gpu_layers = std::clamp<int64_t>(automatic ? fit_offload(fit) : *options.num_gpu, 0, hp.n_layer + 1);
+      for (int64_t il = std::max<int64_t>(hp.n_layer - out.gpu_layers, 0); il < hp.n_layer; ++il) {
+        out.device_bytes += fit.layer_weights[static_cast<size_t>(il)] + fit.kv_per_layer;
+      }
+      if (out.gpu_layers > hp.n_layer) out.device_bytes += fit.output_weights;
+      out.summary = "offloading " + std::to_string(std::min(out.gpu_layers, hp.n_layer)) + "/" +
+                    std::to_string(hp.n_layer) + " layers" +
+                    (out.gpu_layers > hp.n_layer ? " and the output" : "") + " to " +
+                    std::string(vk->device().name()) + " (" + human(mem.free) + " free of " + human(mem.total) +
+                    ", " + human(out.device_bytes) + " of weights and KV cache there)";
+      if (out.gpu_layers > 0) {
+        std::vector<std::unique_ptr<Backend>> bs;
+        bs.push_back(std::move(cpu));
+        bs.push_back(std::move(vk));
+        PADDOCK_ASSIGN(out.backend,
+                       make_split_backend(std::move(bs), Placement::offload(hp.n_layer, out.gpu_layers, 0, 1)));
+        return out;
+      }
+    } else {
+      log_debug("no GPU: " + gpu.status().message());
+    }
+  }
+#endif
+  out.backend = std::move(cpu);
+  out.gpu_layers = 0;
+  out.device_bytes = 0;
+  if (out.summary.empty()) out.summary = want_gpu ? "no GPU found; running on the CPU" : "num_gpu 0: running on the CPU";
+  return out;
+}
+
+}  // namespace paddock::engine
