@@ -9,9 +9,7 @@ if(TARGET paddock_backend_cpu AND TARGET paddock_backend_ref)
   set_tests_properties(backend_ops_test PROPERTIES LABELS ops)
   if(TARGET paddock_backend_vulkan)
     # The Vulkan backend on Mesa's lavapipe (a CPU device, used only when named), or on the
-    # device PADDOCK_VULKAN_DEVICE named at configure time. Leak checks are off for it alone:
-    # lavapipe's JIT-compiled shader code leaks 128 bytes per device, from frames LeakSanitizer
-    # cannot name and so cannot suppress.
+    # device PADDOCK_VULKAN_DEVICE named at configure time.
     target_link_libraries(backend_ops_test PRIVATE paddock_backend_vulkan)
     set(_pd_vulkan_device "$ENV{PADDOCK_VULKAN_DEVICE}")
     if(NOT _pd_vulkan_device)
@@ -19,6 +17,6 @@ if(TARGET paddock_backend_cpu AND TARGET paddock_backend_ref)
     endif()
     add_test(NAME backend_ops_vulkan_test COMMAND backend_ops_test --gtest_filter=*vulkan*)
     set_tests_properties(backend_ops_vulkan_test PROPERTIES LABELS ops
-      ENVIRONMENT "PADDOCK_VULKAN_DEVICE=${_pd_vulkan_device};ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+      ENVIRONMENT "PADDOCK_VULKAN_DEVICE=${_pd_vulkan_device}")
   endif()
 endif()

@@ -31,7 +31,10 @@ const char* type_name(VkPhysicalDeviceType t) {
   }
 }
 
-Result<VkInstance> create_instance() {
+// The process's one instance, made on first use and never destroyed: destroying it unloads
+// the drivers, whose leftovers (lavapipe's) sanitizers then report as leaks from unnamed
+// code, and every backend or device listing would pay the loader's start-up again.
+Result<VkInstance> make_instance() {
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "paddock";
   app.apiVersion = VK_API_VERSION_1_2;
@@ -40,6 +43,11 @@ Result<VkInstance> create_instance() {
   VkInstance instance = VK_NULL_HANDLE;
   const VkResult r = vkCreateInstance(&ci, nullptr, &instance);
   if (r != VK_SUCCESS) return unsupported(vk_error("creating an instance (is a Vulkan driver installed?)", r));
+  return instance;
+}
+
+Result<VkInstance> create_instance() {
+  static const Result<VkInstance> instance = make_instance();
   return instance;
 }
 
@@ -96,7 +104,6 @@ std::vector<VulkanDeviceInfo> list_vulkan_devices() {
   std::vector<VulkanDeviceInfo> out;
   const std::vector<VkPhysicalDevice> ps = physical_devices(*instance);
   for (uint32_t i = 0; i < ps.size(); ++i) out.push_back(describe(ps[i], i));
-  vkDestroyInstance(*instance, nullptr);
   return out;
 }
 
@@ -121,7 +128,6 @@ Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector) 
     }
   }
   if (chosen < 0) {
-    vkDestroyInstance(instance, nullptr);
     return not_found(selector.empty()
                          ? "vulkan: no GPU found (devices: " + device_list(infos) +
                                "; a CPU device is used only when PADDOCK_VULKAN_DEVICE names it)"
@@ -129,7 +135,6 @@ Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector) 
                                " (devices: " + device_list(infos) + ")");
   }
   std::shared_ptr<VulkanContext> ctx(new VulkanContext());
-  ctx->instance_ = instance;  // destroyed with ctx from here on
   PADDOCK_TRY(ctx->init(instance, ps[static_cast<size_t>(chosen)], infos[static_cast<size_t>(chosen)]));
   return ctx;
 }
@@ -226,7 +231,6 @@ VulkanContext::~VulkanContext() {
     if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device_, pool_, nullptr);
     vkDestroyDevice(device_, nullptr);
   }
-  if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
 }
 
 DeviceMemory VulkanContext::memory() const {

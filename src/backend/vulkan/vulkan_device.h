@@ -97,7 +97,6 @@ class VulkanContext : public std::enable_shared_from_this<VulkanContext>, public
   Status create_buffer(size_t bytes, VkBufferUsageFlags usage, VkMemoryPropertyFlags props, VkBuffer* buffer,
                        VkDeviceMemory* memory);
 
-  VkInstance instance_ = VK_NULL_HANDLE;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
