@@ -82,9 +82,18 @@ struct RopeParams {
 struct AttnParams {
   float scale = 1.0f;    // scores = scale * q.k
   float softcap = 0.0f;  // > 0: scores = softcap * tanh(scores / softcap) (gemma2)
-  bool causal = true;    // token t sees cells j <= ids[t]; false: every cell (BERT)
-  int32_t window = 0;    // > 0, causal only: token t sees cells j > ids[t] - window (sliding window)
+  bool causal = true;    // token t sees cells holding positions <= ids[t]; false: every cell (BERT)
+  int32_t window = 0;    // > 0, causal only: ... and positions > ids[t] - window (sliding window)
+  // The position each cell holds, -1 for an empty cell (never visible): a ring of
+  // sliding-window cells, or cells in any order. Empty: cell j holds position j. In a graph
+  // node the graph keeps a copy.
+  std::span<const int32_t> cells;
 };
+
+// Whether a token at `pos` sees a cell holding position `cell` (-1: an empty cell).
+inline bool attn_visible(const AttnParams& p, int32_t pos, int32_t cell) {
+  return cell >= 0 && (!p.causal || cell <= pos) && (p.window == 0 || cell > pos - p.window);
+}
 
 // The op table: names are llama.cpp's (GGML_OP_*) so tensor dumps line up with its own.
 enum class Op : uint8_t {
@@ -97,18 +106,21 @@ enum class Op : uint8_t {
   kSwiglu,     // silu(src0) * src1, all F32 of one shape
   kAttention,  // see below
   kCopy,       // dst = src0 converted to dst's type (F32, F16, BF16, Q8_0, Q4_0), any strides
+  kGeglu,      // gelu(src0) * src1 with ggml's GELU (backend/gelu.h), all F32 of one shape
+  kScale,      // src0 * scalar, F32, same shape
   kCount,
 };
 // kAttention: attention with grouped KV heads over one sequence's cache. src0 = q
 // [d_k, n_head, n_tokens] F32; src1 = k [d_k, n_head_kv, n_kv], src2 = v [d_v, n_head_kv,
 // n_kv] of one KV cache type (is_kv_cache_type; block types need whole blocks per head);
-// optional src3 = sinks [n_head] F32; cells 0..n_kv-1, cell = position; which cells token t
-// sees: AttnParams (causal: j <= ids[t]); query head h uses kv head h / (n_head /
+// optional src3 = sinks [n_head] F32; cells 0..n_kv-1 hold the positions AttnParams::cells
+// says (cell = position when it is empty); which cells token t sees: AttnParams (causal:
+// the cell's position <= ids[t]); query head h uses kv head h / (n_head /
 // n_head_kv). dst [d_v, n_head, n_tokens] = softmax(scores) v, where a sink adds
 // exp(sinks[h]) to the softmax's denominator (gpt-oss: attention that may go nowhere).
 inline constexpr size_t kOpCount = static_cast<size_t>(Op::kCount);
 inline constexpr std::array<std::string_view, kOpCount> kOpNames = {
-    "GET_ROWS", "MUL_MAT", "RMS_NORM", "MUL", "ADD", "ROPE", "SWIGLU", "FLASH_ATTN_EXT", "CPY",
+    "GET_ROWS", "MUL_MAT", "RMS_NORM", "MUL", "ADD", "ROPE", "SWIGLU", "FLASH_ATTN_EXT", "CPY", "GEGLU", "SCALE",
 };
 static_assert(kOpNames.size() == kOpCount, "one name per op");
 inline std::string_view op_name(Op op) { return kOpNames[static_cast<size_t>(op)]; }

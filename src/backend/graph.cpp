@@ -82,6 +82,7 @@ void Graph::release_since(size_t mark, const TensorView& keep) {
 }
 
 std::span<const int32_t> Graph::keep(std::span<const int32_t> ids) {
+  if (ids.empty()) return {};
   return ids_.emplace_back(ids.begin(), ids.end());
 }
 
@@ -146,11 +147,25 @@ TensorView Graph::swiglu(const TensorView& gate, const TensorView& up, std::stri
   return record(Op::kSwiglu, std::move(name), {gate, up}, out);
 }
 
+TensorView Graph::geglu(const TensorView& gate, const TensorView& up, std::string name) {
+  PADDOCK_CHECK(gate.same_shape(up));
+  TensorView out = tensor(DType::kF32, {gate.ne[0], gate.ne[1], gate.ne[2], gate.ne[3]});
+  return record(Op::kGeglu, std::move(name), {gate, up}, out);
+}
+
+TensorView Graph::scale(const TensorView& x, float s, std::string name) {
+  TensorView out = tensor(DType::kF32, {x.ne[0], x.ne[1], x.ne[2], x.ne[3]});
+  record(Op::kScale, std::move(name), {x}, out);
+  nodes_.back().scalar = s;
+  return out;
+}
+
 void Graph::attention(const TensorView& q, const TensorView& k, const TensorView& v,
                       std::span<const int32_t> pos, const AttnParams& p, const std::optional<TensorView>& sinks,
                       const TensorView& dst, std::string name) {
   PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == q.ne[2]);
   PADDOCK_CHECK(p.window >= 0 && (p.window == 0 || p.causal) && p.softcap >= 0);
+  PADDOCK_CHECK(p.cells.empty() || static_cast<int64_t>(p.cells.size()) == k.ne[2]);
   if (sinks) {
     PADDOCK_CHECK(sinks->type == DType::kF32 && sinks->ne[0] == q.ne[1]);
     record(Op::kAttention, std::move(name), {q, k, v, *sinks}, dst);
@@ -159,6 +174,7 @@ void Graph::attention(const TensorView& q, const TensorView& k, const TensorView
   }
   nodes_.back().ids = keep(pos);
   nodes_.back().attn = p;
+  nodes_.back().attn.cells = keep(p.cells);
 }
 
 void Graph::copy(const TensorView& src, const TensorView& dst, std::string name) {

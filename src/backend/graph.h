@@ -86,6 +86,8 @@ class Graph {
   TensorView rope(const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
                   const std::optional<TensorView>& factors, std::string name);
   TensorView swiglu(const TensorView& gate, const TensorView& up, std::string name);
+  TensorView geglu(const TensorView& gate, const TensorView& up, std::string name);
+  TensorView scale(const TensorView& x, float s, std::string name);
   // These two write into dst (rows of a planned tensor, a KV cache's cells).
   void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
                  const AttnParams& p, const std::optional<TensorView>& sinks, const TensorView& dst,

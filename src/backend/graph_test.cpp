@@ -84,6 +84,8 @@ constexpr HostKernelTable<Ctx> kTable = {{
     {nothing, not_run},
     {nothing, not_run},
     {nothing, not_run},
+    {nothing, not_run},
+    {nothing, not_run},
 }};
 static_assert(complete(kTable));
 

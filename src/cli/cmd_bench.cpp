@@ -271,7 +271,7 @@ Result<BenchReport> bench(const BenchOptions& o) {
   PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_bench_backend(*file, threads, o.gpu_layers));
   PADDOCK_ASSIGN(std::unique_ptr<Model> model, load_model(*file, *be));
   const int64_t n_ctx = std::max<int64_t>(o.n_prompt, int64_t{o.n_gen} + 1);
-  PADDOCK_ASSIGN(KvCache kv, KvCache::create(model->kv_config(n_ctx, DType::kF16), *be));
+  PADDOCK_ASSIGN(KvCache kv, KvCache::create(kv_config(model->hparams(), n_ctx, DType::kF16), *be));
   Runner runner(*model, *be, kv, model->hparams().n_vocab);
 
   // Warm-up, as llama-bench does: one prompt and one decoded token (of the tests that run).

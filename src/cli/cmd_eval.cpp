@@ -472,9 +472,12 @@ Status run(const EvalOptions& o) {
   }
   PADDOCK_ASSIGN(std::unique_ptr<Model> model, load_model(*file, *be));
   std::vector<KvCache> slots;
+  // Each prompt is one pass: sliding-window layers then hold rings sized for the longest.
+  int64_t longest = 1;
+  for (const Entry& e : entries) longest = std::max<int64_t>(longest, static_cast<int64_t>(e.ids.size()));
+  const KvCacheConfig kc = kv_config(model->hparams(), o.ctx.value_or(kGoldenCtx), DType::kF16, longest);
   for (int64_t i = 0; i < std::min<int64_t>(o.parallel, static_cast<int64_t>(entries.size())); ++i) {
-    PADDOCK_ASSIGN(KvCache kv,
-                   KvCache::create(model->kv_config(o.ctx.value_or(kGoldenCtx), DType::kF16), *be));
+    PADDOCK_ASSIGN(KvCache kv, KvCache::create(kc, *be));
     slots.push_back(std::move(kv));
   }
   PADDOCK_ASSIGN(const std::vector<EntryResult> results, evaluate_all(*model, *be, slots, entries, o));
@@ -534,6 +537,10 @@ Status generate_text(const EvalOptions& o) {
 }  // namespace
 
 int run_eval(int argc, char** argv) {
+  if (argc == 2 && (std::string_view(argv[1]) == "-h" || std::string_view(argv[1]) == "--help")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   Result<EvalOptions> o = parse_args(argc, argv);
   if (!o.ok()) {
     std::fprintf(stderr, "Error: %s\n", o.status().message().c_str());

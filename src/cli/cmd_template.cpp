@@ -110,6 +110,10 @@ Result<std::string> render(TemplateArgs a) {
 }  // namespace
 
 int run_template(int argc, char** argv) {
+  if (argc == 2 && (std::string_view(argv[1]) == "-h" || std::string_view(argv[1]) == "--help")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   if (argc < 2 || std::string_view(argv[1]) != "render") {
     std::fputs(kUsage, stderr);
     return 1;

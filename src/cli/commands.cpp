@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cstdio>
+#include <string>
+#include <string_view>
 
 namespace paddock::cli {
 
@@ -30,7 +32,19 @@ constexpr std::array kCommands = {
 
 std::span<const Command> commands() { return kCommands; }
 
-int run_help(int, char**) {
+int run_help(int argc, char** argv) {
+  // `paddock help CMD` is `paddock CMD --help`, as in Ollama.
+  const std::string_view topic = argc >= 2 ? argv[1] : "";
+  if (!topic.empty() && topic != "help" && topic != "-h" && topic != "--help") {
+    for (const Command& c : kCommands) {
+      if (c.name != topic) continue;
+      std::string name(c.name), flag("--help");
+      char* args[] = {name.data(), flag.data(), nullptr};
+      return c.run(2, args);
+    }
+    std::fprintf(stderr, "Error: unknown command \"%s\" for \"paddock\"\nRun 'paddock help' for usage.\n", argv[1]);
+    return 1;
+  }
   std::printf("Large language model runner\n\nUsage:\n  paddock [command]\n\nAvailable Commands:\n");
   for (const Command& c : kCommands) {
     std::printf("  %-10.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),

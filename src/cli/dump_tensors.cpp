@@ -56,7 +56,7 @@ Status dump_tensors(const Model& model, Backend& be, const Tokenizer& tok, const
                     const std::string& out_path) {
   const std::vector<int32_t> ids = tok.encode(prompt, /*add_special=*/true, /*parse_special=*/false);
   if (ids.empty()) return invalid_argument("--dump-tensors: prompt \"" + prompt + "\" has no tokens");
-  PADDOCK_ASSIGN(KvCache kv, KvCache::create(model.kv_config(static_cast<int64_t>(ids.size()), DType::kF32),
+  PADDOCK_ASSIGN(KvCache kv, KvCache::create(kv_config(model.hparams(), static_cast<int64_t>(ids.size()), DType::kF32),
                                              be));
   std::vector<int32_t> pos(ids.size());
   std::iota(pos.begin(), pos.end(), 0);

@@ -1,4 +1,4 @@
-// The version reported by `paddock --version` and /api/version.
+// paddock's own version: `paddock --version` and /api/version's paddock_version.
 #pragma once
 
 namespace paddock::cli {

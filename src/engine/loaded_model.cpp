@@ -66,10 +66,9 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
     }
   }
   PADDOCK_ASSIGN(m->model_, load_model(*m->file_, *m->backend_));
-  if (m->tokenizer_->n_vocab() > m->model_->hparams().n_vocab) {
-    return corrupt(path + ": the tokenizer has " + std::to_string(m->tokenizer_->n_vocab()) +
-                   " tokens but the model's embedding only " + std::to_string(m->model_->hparams().n_vocab));
-  }
+  // A tokenizer may know more tokens than the embedding has rows (Ollama's gemma3 files add
+  // image tokens past them): sampling never yields those, and a prompt holding one fails at
+  // the forward pass ("token id ... out of range").
   m->n_ctx_ = resolve_num_ctx(options.num_ctx, m->model_->hparams().n_ctx_train);
   m->n_batch_ = std::min(options.num_batch > 0 ? options.num_batch : kDefaultNumBatch, m->n_ctx_);
   m->kv_type_ = options.kv_type;
@@ -89,7 +88,7 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
 }
 
 uint64_t LoadedModel::kv_cache_bytes() const {
-  return paddock::kv_cache_bytes(model_->kv_config(n_ctx_, kv_type_));
+  return paddock::kv_cache_bytes(kv_config(model_->hparams(), n_ctx_, kv_type_, n_batch_));
 }
 
 Result<DType> parse_kv_cache_type(std::string_view name) {
@@ -104,7 +103,7 @@ Result<DType> parse_kv_cache_type(std::string_view name) {
 }
 
 Result<KvCache> LoadedModel::make_kv_cache() const {
-  return KvCache::create(model_->kv_config(n_ctx_, kv_type_), *backend_);
+  return KvCache::create(kv_config(model_->hparams(), n_ctx_, kv_type_, n_batch_), *backend_);
 }
 
 std::shared_ptr<const sample::GrammarVocab> LoadedModel::grammar_vocab() const {

@@ -68,13 +68,8 @@ Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, 
     if (gpu.ok()) {
       std::unique_ptr<Backend> vk = std::move(gpu).value();
       FitRequest fit = offload_weights(file, hp.n_layer);
-      std::vector<int64_t> n_head_kv;
-      for (const LayerParams& l : hp.layers) n_head_kv.push_back(l.n_head_kv);
-      const uint64_t kv_all = kv_cache_bytes(KvCacheConfig{.n_ctx = n_ctx,
-                                                           .n_head_kv = std::move(n_head_kv),
-                                                           .head_dim_k = hp.head_dim_k,
-                                                           .head_dim_v = hp.head_dim_v,
-                                                           .type = options.kv_type}) *
+      // Before the arch loads, no layer is known to be windowed: every layer counts in full.
+      const uint64_t kv_all = kv_cache_bytes(kv_config(hp, n_ctx, options.kv_type)) *
                               static_cast<uint64_t>(options.num_parallel);
       fit.kv_per_layer = kv_all / static_cast<uint64_t>(std::max<int64_t>(hp.n_layer, 1));
       fit.compute = compute_reserve(file, hp, options);

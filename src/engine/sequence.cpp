@@ -90,7 +90,7 @@ Result<std::unique_ptr<Sequence>> Sequence::start(const LoadedModel& model, KvCa
   const size_t limit = std::min(cached.size(), prompt.size() - 1);
   size_t common = 0;
   while (common < limit && cached[common] == prompt[common]) ++common;
-  kv.keep(static_cast<int64_t>(common));
+  common = static_cast<size_t>(kv.keep(static_cast<int64_t>(common)));  // 0 when a ring lost the cells
   s->evaluated_ = common;
   s->prompt_ = std::move(prompt);
   s->stats_.truncated = truncated;

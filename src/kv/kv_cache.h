@@ -1,14 +1,17 @@
-// The KV cache of one sequence: per layer, K [head_dim_k, n_head_kv, n_ctx] and V
-// [head_dim_v, n_head_kv, n_ctx] (n_head_kv may differ between layers) in F16 (default), F32, Q8_0 or Q4_0 (llama.cpp's block
-// layouts; the quantized types need head dims that are whole blocks). Cell i holds position
-// i; cells 0..used()-1 are filled, and tokens() remembers which token each filled cell
-// holds, so a later request can reuse a shared prefix. A batch is one KvCache per sequence.
+// The KV cache of one sequence: per layer, K [head_dim_k, n_head_kv, cells] and V
+// [head_dim_v, n_head_kv, cells] (n_head_kv may differ between layers) in F16 (default), F32,
+// Q8_0 or Q4_0 (llama.cpp's block layouts; the quantized types need head dims that are whole
+// blocks). A layer holds every position (cell i = position i, n_ctx cells) or, for a
+// sliding-window layer, a ring of window + n_batch - 1 cells tagged with the position each
+// holds: a pass's tokens overwrite cells that no later token can see, so a windowed layer
+// costs its window, not n_ctx. tokens() remembers the sequence's tokens, so a later request
+// can reuse a shared prefix. A batch is one KvCache per sequence.
 // Each layer's K and V are buffers on the device that computes the layer; the cache moves
 // bytes only through them. A forward pass reserves room for its tokens, records copies of
-// their K/V rows into the views k() / v() of the cells after used(), and commits them when
-// the pass succeeded.
+// their K/V rows into the cells pass_cells() names, attends over the cells it reads (with
+// their positions for a ring), and commits the tokens when the pass succeeded.
 //   PADDOCK_ASSIGN(KvCache kv, KvCache::create({.n_ctx = 1024, .n_head_kv = {8, 8}, ...}, be->device()));
-//   PADDOCK_TRY(kv.reserve(n_tokens));  ...  kv.commit(tokens);
+//   PADDOCK_TRY(kv.reserve(n_tokens));  PassCells c = kv.pass_cells(layer, n_tokens);  ...  kv.commit(tokens);
 #pragma once
 
 #include <cstdint>
@@ -27,9 +30,15 @@ struct KvCacheConfig {
   std::vector<int64_t> n_head_kv;  // per layer: the cache has n_head_kv.size() layers
   int64_t head_dim_k = 0;
   int64_t head_dim_v = 0;
-  DType type = DType::kF16;  // is_kv_cache_type: F16, F32, Q8_0 or Q4_0
+  DType type = DType::kF16;     // is_kv_cache_type: F16, F32, Q8_0 or Q4_0
+  std::vector<int32_t> window;  // empty, or per layer: > 0 a sliding window of that many positions
+  int64_t n_batch = 0;          // the most tokens one pass adds (0: n_ctx); sizes the rings
 
   int64_t n_layer() const { return static_cast<int64_t>(n_head_kv.size()); }
+  int32_t window_of(int64_t layer) const { return window.empty() ? 0 : window[static_cast<size_t>(layer)]; }
+  // The cells a layer holds: n_ctx, or a ring of window + n_batch - 1 when that is fewer.
+  int64_t n_cells(int64_t layer) const;
+  bool is_ring(int64_t layer) const { return n_cells(layer) < n_ctx; }
   bool operator==(const KvCacheConfig&) const = default;
 };
 
@@ -37,6 +46,28 @@ struct KvCacheConfig {
 bool kv_type_fits(DType type, int64_t head_dim_k, int64_t head_dim_v);
 // Bytes a cache with this config holds (0 when the config is invalid).
 uint64_t kv_cache_bytes(const KvCacheConfig& config);
+
+// Consecutive cells [cell, cell + n).
+struct CellRun {
+  int64_t cell;
+  int64_t n;
+};
+
+// What a pass of n tokens does in one layer: writes their K/V rows to `write` (in token
+// order) and attends over cells [0, n_read), which hold `positions` (AttnParams::cells: -1
+// for an empty cell; an empty vector: cell = position).
+struct PassCells {
+  std::vector<CellRun> write;
+  int64_t n_read = 0;
+  std::vector<int32_t> positions;
+};
+
+// Keys whose position a remove() changed: cells [first_cell, first_cell + delta.size()) of a
+// layer, each to be re-rotated by its delta (0: unchanged).
+struct MovedKeys {
+  int64_t first_cell = 0;
+  std::vector<int32_t> delta;
+};
 
 class KvCache {
  public:
@@ -49,36 +80,54 @@ class KvCache {
 
   const KvCacheConfig& config() const { return config_; }
   int64_t n_ctx() const { return config_.n_ctx; }
+  // Positions 0..used()-1 were evaluated (a ring keeps only the last ones' cells).
   int64_t used() const { return static_cast<int64_t>(tokens_.size()); }
-  // The token held by each filled cell, cell 0 first.
+  // The sequence's tokens, position 0 first.
   std::span<const int32_t> tokens() const { return tokens_; }
-  // kOutOfRange "context full: N tokens of M" when n_tokens more do not fit.
+  // kOutOfRange "context full: N tokens of M" when n_tokens more do not fit; kInvalidArgument
+  // when a pass of n_tokens exceeds the n_batch the rings were sized for.
   Status reserve(int64_t n_tokens) const;
-  // Marks the next tokens.size() cells filled with these tokens (after reserve succeeded).
+  // Where the next n_tokens (positions used() ..) go in a layer and what attention reads
+  // there (after reserve(n_tokens) succeeded; commit() places them the same way).
+  PassCells pass_cells(int64_t layer, int64_t n_tokens) const;
+  // Marks the next tokens.size() positions evaluated with these tokens (after reserve).
   void commit(std::span<const int32_t> tokens);
 
   // Per-sequence operations.
-  void clear() { tokens_.clear(); }
-  // Keeps the first n cells (n <= used()), forgetting the rest.
-  void keep(int64_t n);
-  // Makes this cache hold a copy of the first n cells of `other` (same config; n <= other.used()).
-  void copy_prefix_from(const KvCache& other, int64_t n);
-  // Drops cells [first, first + n) and moves the later ones down by n (bytes as they are:
-  // the caller re-rotates the moved keys, see Model::shift).
-  void remove(int64_t first, int64_t n);
+  void clear();
+  // Keeps positions 0..n-1 (n <= used()), forgetting the rest, and returns n; or returns 0
+  // having kept nothing when a ring no longer holds the cells position n would see.
+  int64_t keep(int64_t n);
+  // Drops positions [first, first + n) and renumbers the later ones down by n: a full layer
+  // moves their cells down (bytes as they are), a ring relabels its cells. Returns, per
+  // layer, the keys the caller must re-rotate (see Model::shift).
+  std::vector<MovedKeys> remove(int64_t first, int64_t n);
 
   // Cells [first, first + n) of a layer: [head_dim, n_head_kv, n] of the cache type.
   TensorView k(int64_t layer, int64_t first, int64_t n) const;
   TensorView v(int64_t layer, int64_t first, int64_t n) const;
 
  private:
+  // The cells of the windowed layers with one window: the position each holds (-1 empty),
+  // and where the search for free cells starts.
+  struct Ring {
+    int32_t window = 0;
+    std::vector<int32_t> pos;
+    int64_t cursor = 0;
+  };
+
   explicit KvCache(const KvCacheConfig& config) : config_(config) {}
   static Result<KvCache> create(const KvCacheConfig& config, const std::function<Device&(int64_t)>& device_of);
   TensorView view(int64_t layer, Buffer& buf, int64_t head_dim, int64_t first, int64_t n) const;
   size_t cell_bytes(int64_t layer, int64_t head_dim) const;
+  // The cells the next n positions take in a ring: free ones (empty, or holding a position no
+  // later token sees) from the cursor on.
+  std::vector<int64_t> ring_slots(const Ring& r, int64_t n) const;
 
   KvCacheConfig config_;
   std::vector<int32_t> tokens_;
+  std::vector<Ring> rings_;
+  std::vector<int32_t> ring_of_;  // per layer: its ring in rings_, or -1 (every position)
   std::vector<std::unique_ptr<Buffer>> k_;  // one buffer per layer
   std::vector<std::unique_ptr<Buffer>> v_;
 };

@@ -79,34 +79,119 @@ float v_at(KvCache& kv, int64_t layer, int64_t cell) {
   return at(v, v.ne[0] - 1, v.ne[1] - 1);
 }
 
-TEST(KvCache, KeepRemoveAndCopyPrefixMoveCellsAndTokens) {
+TEST(KvCache, KeepAndRemoveMoveCellsAndTokens) {
   Result<KvCache> kv = KvCache::create(small(DType::kF32), host_device());
   ASSERT_TRUE(kv.ok());
   fill(*kv, 0, 8);
   const std::vector<int32_t> toks = {10, 11, 12, 13, 14, 15, 16, 17};
   kv->commit(toks);
 
-  // remove(2, 3): cells 5..7 move to 2..4, tokens too.
-  kv->remove(2, 3);
+  // remove(2, 3): cells 5..7 move to 2..4, tokens too; their keys need turning by -3.
+  const std::vector<MovedKeys> moved = kv->remove(2, 3);
+  ASSERT_EQ(moved.size(), 2u);
+  EXPECT_EQ(moved[1].first_cell, 2);
+  EXPECT_EQ(moved[1].delta, (std::vector<int32_t>{-3, -3, -3}));
   EXPECT_EQ(std::vector<int32_t>(kv->tokens().begin(), kv->tokens().end()),
             (std::vector<int32_t>{10, 11, 15, 16, 17}));
   EXPECT_EQ(k_at(*kv, 1, 1), 101.0f);
   EXPECT_EQ(k_at(*kv, 1, 2), 105.0f);
   EXPECT_EQ(v_at(*kv, 0, 4), 7.0f);
 
-  Result<KvCache> other = KvCache::create(small(DType::kF32), host_device());
-  ASSERT_TRUE(other.ok());
-  other->copy_prefix_from(*kv, 3);
-  EXPECT_EQ(other->used(), 3);
-  EXPECT_EQ(std::vector<int32_t>(other->tokens().begin(), other->tokens().end()),
-            (std::vector<int32_t>{10, 11, 15}));
-  EXPECT_EQ(k_at(*other, 1, 2), 105.0f);
-  EXPECT_EQ(v_at(*other, 1, 2), 105.0f);
-
-  kv->keep(1);
+  EXPECT_EQ(kv->keep(1), 1);
   EXPECT_EQ(kv->used(), 1);
   EXPECT_TRUE(kv->reserve(7).is_ok());
-  EXPECT_EQ(other->used(), 3);  // copies are independent
+  const PassCells next = kv->pass_cells(0, 2);  // cell = position: the two after position 0
+  ASSERT_EQ(next.write.size(), 1u);
+  EXPECT_EQ(next.write[0].cell, 1);
+  EXPECT_EQ(next.n_read, 3);
+  EXPECT_TRUE(next.positions.empty());
+}
+
+// Layer 0 slides a window of 4 over passes of at most 3 tokens: a ring of 4 + 3 - 1 cells;
+// layer 1 holds every position.
+KvCacheConfig windowed() {
+  return KvCacheConfig{.n_ctx = 64,
+                       .n_head_kv = {2, 2},
+                       .head_dim_k = 4,
+                       .head_dim_v = 4,
+                       .type = DType::kF32,
+                       .window = {4, 0},
+                       .n_batch = 3};
+}
+
+std::vector<int32_t> tokens_of(int64_t n) { return std::vector<int32_t>(static_cast<size_t>(n), 7); }
+
+// Runs a pass of n tokens and returns what layer 0 (the ring) did.
+PassCells pass(KvCache& kv, int64_t n) {
+  EXPECT_TRUE(kv.reserve(n).is_ok());
+  PassCells c = kv.pass_cells(0, n);
+  kv.commit(tokens_of(n));
+  return c;
+}
+
+TEST(KvCache, WindowedLayersAreRingsThatOverwriteWhatNoLaterTokenSees) {
+  const KvCacheConfig c = windowed();
+  EXPECT_EQ(c.n_cells(0), 6);
+  EXPECT_EQ(c.n_cells(1), 64);
+  EXPECT_EQ(kv_cache_bytes(c), (6u + 64u) * 2 * 2 * 4 * sizeof(float));
+  Result<KvCache> kv = KvCache::create(c, host_device());
+  ASSERT_TRUE(kv.ok()) << kv.status().message();
+  EXPECT_EQ(kv->k(0, 0, 6).ne[2], 6);
+
+  PassCells p = pass(*kv, 3);  // positions 0..2
+  EXPECT_EQ(p.positions, (std::vector<int32_t>{0, 1, 2, -1, -1, -1}));
+  EXPECT_EQ(p.n_read, 6);
+  p = pass(*kv, 3);  // 3..5 into the empty cells
+  ASSERT_EQ(p.write.size(), 1u);
+  EXPECT_EQ(p.write[0].cell, 3);
+  p = pass(*kv, 3);  // 6..8: position 6 sees 3..6, so 0..2 go
+  EXPECT_EQ(p.positions, (std::vector<int32_t>{6, 7, 8, 3, 4, 5}));
+  p = pass(*kv, 2);  // 9..10 over 3 and 4
+  EXPECT_EQ(p.positions, (std::vector<int32_t>{6, 7, 8, 9, 10, 5}));
+  const PassCells full = kv->pass_cells(1, 3);  // the full layer: cell = position
+  EXPECT_EQ(full.write[0].cell, 11);
+  EXPECT_EQ(full.n_read, 14);
+  EXPECT_TRUE(full.positions.empty());
+  p = pass(*kv, 3);  // 11..13 wrap around: cell 5, then 0 and 1
+  ASSERT_EQ(p.write.size(), 2u);
+  EXPECT_EQ(p.write[0].cell, 5);
+  EXPECT_EQ(p.write[0].n, 1);
+  EXPECT_EQ(p.write[1].cell, 0);
+  EXPECT_EQ(p.write[1].n, 2);
+  EXPECT_EQ(p.positions, (std::vector<int32_t>{12, 13, 8, 9, 10, 11}));
+
+  const Status big = kv->reserve(4);  // more than the rings were sized for
+  EXPECT_EQ(big.code(), Code::kInvalidArgument);
+  EXPECT_NE(big.message().find("more than the 3"), std::string::npos) << big.message();
+}
+
+TEST(KvCache, RingsKeepOnlyPrefixesWhoseWindowTheyStillHold) {
+  Result<KvCache> kv = KvCache::create(windowed(), host_device());
+  ASSERT_TRUE(kv.ok());
+  for (int i = 0; i < 3; ++i) pass(*kv, 3);  // positions 0..8; the ring holds 3..8
+  pass(*kv, 2);                              // 9..10; the ring holds 5..10
+  EXPECT_EQ(kv->keep(11), 11);  // nothing to drop
+  EXPECT_EQ(kv->keep(9), 9);    // position 9 sees 6..8: held
+  // Positions 9 and 10 are gone; 9 goes again where 5 was (no later token sees 5).
+  EXPECT_EQ(kv->pass_cells(0, 1).positions, (std::vector<int32_t>{6, 7, 8, -1, -1, 9}));
+  EXPECT_EQ(kv->keep(7), 0);  // position 7 would see 4..6, and 4 was overwritten
+  EXPECT_EQ(kv->used(), 0);
+  EXPECT_EQ(kv->pass_cells(0, 1).positions[5], 0);  // an empty ring
+}
+
+TEST(KvCache, RemoveRelabelsRingCellsAndAsksToTurnTheirKeys) {
+  Result<KvCache> kv = KvCache::create(windowed(), host_device());
+  ASSERT_TRUE(kv.ok());
+  for (int i = 0; i < 3; ++i) pass(*kv, 3);  // the ring holds 6, 7, 8, 3, 4, 5
+  const std::vector<MovedKeys> moved = kv->remove(4, 3);
+  EXPECT_EQ(kv->used(), 6);
+  ASSERT_EQ(moved.size(), 2u);
+  EXPECT_EQ(moved[0].first_cell, 0);  // the ring: every cell, turned or not
+  EXPECT_EQ(moved[0].delta, (std::vector<int32_t>{0, -3, -3, 0, 0, 0}));
+  EXPECT_EQ(moved[1].first_cell, 4);  // the full layer: cells 7, 8 moved down to 4, 5
+  EXPECT_EQ(moved[1].delta, (std::vector<int32_t>{-3, -3}));
+  // 4..6 dropped, 7 and 8 now 4 and 5; position 6 goes to the first free cell from the cursor.
+  EXPECT_EQ(kv->pass_cells(0, 1).positions, (std::vector<int32_t>{-1, 4, 5, 3, 6, -1}));
 }
 
 TEST(KvCache, BlockTypesNeedWholeBlocks) {

@@ -80,6 +80,12 @@ RopeParams rope_params(const HParams& hp, RopeMode mode) {
                     .freq_factors = {}};
 }
 
+RopeParams layer_rope(RopeParams r, const LayerParams& l) {
+  r.freq_base = l.rope_freq_base;
+  r.freq_scale = l.rope_freq_scale;
+  return r;
+}
+
 std::string layer_name(std::string_view name, int64_t il) {
   std::string s(name);
   if (il >= 0) s += "-" + std::to_string(il);
@@ -107,7 +113,8 @@ TensorView heads_with_rope(ForwardContext& c, const TensorView& x, int64_t head_
   TensorView h = x.reshape({head_dim, x.ne[0] / head_dim, x.ne[1]});  // [head_dim, n_heads, n_tokens]
   if (head_norm)
     h = norm(c, h, *head_norm, std::string(name) + "_normed", il);          // [head_dim, n_heads, n_tokens]
-  return c.g.rope(h, c.pos, c.rope, c.rope_factors, layer_name(name, il));  // [head_dim, n_heads, n_tokens]
+  return c.g.rope(h, c.pos, layer_rope(c.rope, c.hp.layer(il)), c.rope_factors,
+                  layer_name(name, il));  // [head_dim, n_heads, n_tokens]
 }
 
 // Tokens [first, first + n) of a [d, heads, n_tokens] view: [d, heads, n].
@@ -130,28 +137,33 @@ TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const A
   const TensorView v = linear(c, w.wv, w.bv, x, layer_name("Vcur", il))
                            .reshape({hp.head_dim_v, lp.n_head_kv, n});            // [d_v, n_head_kv, n]
   const TensorView out = c.g.tensor(DType::kF32, {hp.head_dim_v, lp.n_head, n});  // [d_v, n_head, n]
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
+  const float scale = hp.attn_scale > 0 ? hp.attn_scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
   for (const SeqSlice& s : c.seqs) {
     KvCache& kv = *s.kv;
-    c.g.copy(rows(k, s.first, s.n), kv.k(il, s.kv_first, s.n),
-             layer_name("k_cache", il));  // [d_k, n_head_kv, s.n]
-    c.g.copy(rows(v, s.first, s.n), kv.v(il, s.kv_first, s.n),
-             layer_name("v_cache", il));  // [d_v, n_head_kv, s.n]
-    const int64_t n_kv = s.kv_first + s.n;
-    c.g.attention(rows(q, s.first, s.n), kv.k(il, 0, n_kv), kv.v(il, 0, n_kv),
+    const PassCells cells = kv.pass_cells(il, s.n);
+    int64_t row = s.first;
+    for (const CellRun& run : cells.write) {  // one run, or two where a ring wraps
+      c.g.copy(rows(k, row, run.n), kv.k(il, run.cell, run.n),
+               layer_name("k_cache", il));  // [d_k, n_head_kv, run.n]
+      c.g.copy(rows(v, row, run.n), kv.v(il, run.cell, run.n),
+               layer_name("v_cache", il));  // [d_v, n_head_kv, run.n]
+      row += run.n;
+    }
+    c.g.attention(rows(q, s.first, s.n), kv.k(il, 0, cells.n_read), kv.v(il, 0, cells.n_read),
                   c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)),
-                  AttnParams{.scale = scale}, std::nullopt, rows(out, s.first, s.n),
-                  layer_name("__fattn__", il));  // [d_v, n_head, s.n]
+                  AttnParams{.scale = scale, .window = lp.window, .cells = cells.positions}, std::nullopt,
+                  rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
   }
   return linear(c, w.wo, w.bo, out.reshape({hp.head_dim_v * lp.n_head, n}),
                 layer_name("attn_out", il));  // [n_embd, n]
 }
 
-TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const FfnWeights& w) {
+TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const FfnWeights& w, Act act) {
   const TensorView gate = c.g.mul_mat(w.gate, x, layer_name("ffn_gate", il));  // [n_ff, n]
   const TensorView up = c.g.mul_mat(w.up, x, layer_name("ffn_up", il));        // [n_ff, n]
-  const TensorView act = c.g.swiglu(gate, up, layer_name("ffn_swiglu", il));   // [n_ff, n]
-  return c.g.mul_mat(w.down, act, layer_name("ffn_out", il));                  // [n_embd, n]
+  const TensorView h = act == Act::kGelu ? c.g.geglu(gate, up, layer_name("ffn_geglu", il))
+                                         : c.g.swiglu(gate, up, layer_name("ffn_swiglu", il));  // [n_ff, n]
+  return c.g.mul_mat(w.down, h, layer_name("ffn_out", il));  // [n_embd, n]
 }
 
 void keep_output_rows(ForwardContext& c, int64_t il, TensorView& cur, TensorView& residual) {

@@ -5,8 +5,7 @@
 // Invariants: blocks record graph nodes (named as llama.cpp names them, "-il" appended per
 // layer) and never touch tensor bytes; activations are F32 [n, n_tokens] tensors of the
 // pass's Graph; a pass holds the tokens of one or more sequences back to back (SeqSlice),
-// and the tokens of each sequence occupy its KV cells kv_first .. kv_first + n - 1
-// (cell = position).
+// and the tokens of each sequence go to the KV cells its cache's pass_cells() names.
 //   TensorView x = c.g.get_rows(w.tok_embd, tokens, "embd");  // [n_embd, n_tokens]
 //   for (int64_t il = 0; il < c.hp.n_layer; ++il) {
 //     c.g.set_layer(il);  // placement runs each layer on its backend
@@ -38,6 +37,9 @@ struct AttnWeights {
 struct FfnWeights {
   TensorView gate, up, down;  // [n_embd, n_ff], [n_embd, n_ff], [n_ff, n_embd]
 };
+
+// The activation of a gated FFN's gate.
+enum class Act : uint8_t { kSilu, kGelu };
 
 // llama's layer: attn_norm, attention, residual, ffn_norm, gated FFN, residual.
 struct PreNormLayerWeights {
@@ -77,12 +79,11 @@ enum class Head : uint8_t {
   kHidden,  // output_norm only: the final hidden state [n_embd] per row (embeddings)
 };
 
-// One sequence's tokens in a pass: batch rows [first, first + n), KV cells from kv_first.
+// One sequence's tokens in a pass: batch rows [first, first + n), positions continuing its cache.
 struct SeqSlice {
   KvCache* kv;
   int64_t first;
   int64_t n;
-  int64_t kv_first;
 };
 
 struct ForwardContext {
@@ -92,7 +93,7 @@ struct ForwardContext {
   std::span<const SeqSlice> seqs;     // cover the pass's tokens in order
   std::span<const int32_t> out_rows;  // batch rows that produce output, ascending
   Head head;
-  RopeParams rope;
+  RopeParams rope;  // the model's; each layer's base and scale: layer_rope
   std::optional<TensorView> rope_factors;  // rope_freqs.weight, when the model has it
   int64_t n_tokens() const { return static_cast<int64_t>(pos.size()); }
   bool last_layer(int64_t il) const { return il == hp.n_layer - 1; }
@@ -100,6 +101,8 @@ struct ForwardContext {
 
 // RoPE settings from the hparams (the factors travel as a node input: ForwardContext).
 RopeParams rope_params(const HParams& hp, RopeMode mode);
+// r with a layer's own frequency base and scale.
+RopeParams layer_rope(RopeParams r, const LayerParams& l);
 
 // "name-il", or name alone for il < 0: llama.cpp's tensor names.
 std::string layer_name(std::string_view name, int64_t il);
@@ -108,10 +111,11 @@ std::string layer_name(std::string_view name, int64_t il);
 TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight, std::string_view name,
                 int64_t il);
 // Self-attention of layer il, writing this pass's K/V into each sequence's cache and
-// attending per sequence. x [n_embd, n_tokens] (already normed) -> [n_embd, n_tokens]
+// attending per sequence (over the layer's sliding window, if it has one, with RoPE of the
+// layer's base). x [n_embd, n_tokens] (already normed) -> [n_embd, n_tokens]
 TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const AttnWeights& w);
-// down(silu(gate x) * up x). x [n_embd, n] -> [n_embd, n]
-TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const FfnWeights& w);
+// down(act(gate x) * up x). x [n_embd, n] -> [n_embd, n]
+TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const FfnWeights& w, Act act = Act::kSilu);
 // As llama.cpp does, the last layer keeps only the output rows once attention has mixed
 // the tokens: from there on every op is row-wise. Both [n, n_tokens] -> [n, n_out] then.
 void keep_output_rows(ForwardContext& c, int64_t il, TensorView& cur, TensorView& residual);

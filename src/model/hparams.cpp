@@ -4,7 +4,7 @@
 
 namespace paddock {
 
-Result<HParams> load_hparams(const gguf::File& file, std::string_view arch) {
+Result<HParams> load_hparams(const gguf::File& file, std::string_view arch, float default_rms_eps) {
   const gguf::KeyReader r(file, arch);
   HParams hp;
   hp.arch = std::string(arch);
@@ -39,7 +39,8 @@ Result<HParams> load_hparams(const gguf::File& file, std::string_view arch) {
     return corrupt(r.name("rope.dimension_count") + ": expected an even number <= head dim " +
                    std::to_string(hp.head_dim_k) + ", found " + std::to_string(hp.n_rot));
   }
-  PADDOCK_ASSIGN(hp.rms_eps, r.optional_float("attention.layer_norm_rms_epsilon", -1.0f));
+  PADDOCK_ASSIGN(hp.rms_eps, r.optional_float("attention.layer_norm_rms_epsilon",
+                                              default_rms_eps > 0 ? default_rms_eps : -1.0f));
   if (!(hp.rms_eps > 0))
     return corrupt("missing or non-positive key " + r.name("attention.layer_norm_rms_epsilon"));
   PADDOCK_ASSIGN(hp.rope_freq_base, r.optional_float("rope.freq_base", 10000.0f));
@@ -52,6 +53,10 @@ Result<HParams> load_hparams(const gguf::File& file, std::string_view arch) {
   } else if (scaling != "none" && scaling != "linear") {
     return unsupported("rope scaling type \"" + std::string(scaling) +
                        "\" is not supported (supported: none, linear)");
+  }
+  for (LayerParams& l : hp.layers) {
+    l.rope_freq_base = hp.rope_freq_base;
+    l.rope_freq_scale = hp.rope_freq_scale;
   }
   if (r.has("pooling_type")) {
     const std::optional<int64_t> pooling = file.get_int(r.name("pooling_type"));

@@ -19,11 +19,14 @@ namespace paddock {
 // GGUFs usually have no key: then mean, as Ollama pools.
 enum class Pooling : uint8_t { kNone, kMean, kCls, kLast };
 
-// The sizes that may differ from layer to layer.
+// What may differ from layer to layer.
 struct LayerParams {
   int64_t n_head = 0;     // attention.head_count
   int64_t n_head_kv = 0;  // attention.head_count_kv, default n_head
   int64_t n_ff = 0;       // feed_forward_length
+  int32_t window = 0;     // > 0: sliding-window attention over that many positions (set by the arch)
+  float rope_freq_base = 0;   // rope.freq_base unless the arch sets another (gemma3's local layers)
+  float rope_freq_scale = 0;  // likewise, from rope.scaling
 };
 
 struct HParams {
@@ -37,7 +40,8 @@ struct HParams {
   int64_t head_dim_v = 0;  // attention.value_length, default head_dim_k
   int64_t n_rot = 0;       // rope.dimension_count, default head_dim_k
   float rms_eps = 0;
-  float rope_freq_base = 10000.0f;
+  float attn_scale = 0;  // scores = attn_scale * q.k; 0: 1 / sqrt(head_dim_k)
+  float rope_freq_base = 10000.0f;   // each layer's starts as this one
   float rope_freq_scale = 1.0f;      // 1 / rope.scaling.factor for linear scaling
   Pooling pooling = Pooling::kMean;  // pooling_type
 
@@ -47,6 +51,8 @@ struct HParams {
   int64_t n_embd_v(int64_t il) const { return layer(il).n_head_kv * head_dim_v; }
 };
 
-Result<HParams> load_hparams(const gguf::File& file, std::string_view arch);
+// default_rms_eps > 0 stands in for a missing attention.layer_norm_rms_epsilon (Ollama's
+// gemma3 files have none).
+Result<HParams> load_hparams(const gguf::File& file, std::string_view arch, float default_rms_eps = 0);
 
 }  // namespace paddock

@@ -7,14 +7,15 @@
 
 namespace paddock {
 
-KvCacheConfig Model::kv_config(int64_t n_ctx, DType type) const {
-  std::vector<int64_t> n_head_kv;
-  for (const LayerParams& l : hp_.layers) n_head_kv.push_back(l.n_head_kv);
-  return KvCacheConfig{.n_ctx = n_ctx,
-                       .n_head_kv = std::move(n_head_kv),
-                       .head_dim_k = hp_.head_dim_k,
-                       .head_dim_v = hp_.head_dim_v,
-                       .type = type};
+KvCacheConfig kv_config(const HParams& hp, int64_t n_ctx, DType type, int64_t n_batch) {
+  KvCacheConfig c{.n_ctx = n_ctx, .head_dim_k = hp.head_dim_k, .head_dim_v = hp.head_dim_v, .type = type,
+                  .n_batch = n_batch};
+  const bool windows = std::any_of(hp.layers.begin(), hp.layers.end(), [](const LayerParams& l) { return l.window > 0; });
+  for (const LayerParams& l : hp.layers) {
+    c.n_head_kv.push_back(l.n_head_kv);
+    if (windows) c.window.push_back(l.window);
+  }
+  return c;
 }
 
 Result<std::vector<std::vector<float>>> Model::forward_batch(
@@ -41,9 +42,9 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(
         return invalid_argument("forward: " + where + "its KV cache is already in the batch");
     }
     const KvCacheConfig& kc = in.kv->config();
-    if (kc.n_layer() != hp_.n_layer || kc.head_dim_k != hp_.head_dim_k || kc.head_dim_v != hp_.head_dim_v ||
-        !std::equal(kc.n_head_kv.begin(), kc.n_head_kv.end(), hp_.layers.begin(),
-                    [](int64_t n, const LayerParams& l) { return n == l.n_head_kv; })) {
+    const KvCacheConfig same = kv_config(hp_, kc.n_ctx, kc.type, kc.n_batch);
+    if (kc.n_head_kv != same.n_head_kv || kc.window != same.window || kc.head_dim_k != same.head_dim_k ||
+        kc.head_dim_v != same.head_dim_v) {
       return invalid_argument("forward: the KV cache was made for another model shape");
     }
     const int64_t used = in.kv->used();
@@ -53,7 +54,7 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(
                                 " out of range: the vocabulary has " + std::to_string(hp_.n_vocab) +
                                 " tokens");
       }
-      // cell = position, so positions must continue the sequence's cache.
+      // Positions continue the sequence's cache.
       if (in.positions[i] != used + static_cast<int64_t>(i)) {
         return invalid_argument(where + "position " + std::to_string(in.positions[i]) + " at batch index " +
                                 std::to_string(i) + ": expected " +
@@ -63,7 +64,7 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(
     PADDOCK_TRY(in.kv->reserve(static_cast<int64_t>(in.tokens.size())));
     const auto first = static_cast<int32_t>(tokens.size());
     const auto n = static_cast<int32_t>(in.tokens.size());
-    slices.push_back(SeqSlice{.kv = in.kv, .first = first, .n = n, .kv_first = used});
+    slices.push_back(SeqSlice{.kv = in.kv, .first = first, .n = n});
     tokens.insert(tokens.end(), in.tokens.begin(), in.tokens.end());
     pos.insert(pos.end(), in.positions.begin(), in.positions.end());
     if (in.outputs == Outputs::kAll) {
@@ -120,19 +121,20 @@ Result<std::vector<float>> Model::forward(Backend& be, KvCache& kv, std::span<co
 
 Status Model::shift(Backend& be, KvCache& kv, int64_t first, int64_t n) const {
   PADDOCK_CHECK(first >= 0 && n >= 0 && first + n <= kv.used());
-  kv.remove(first, n);
-  const int64_t moved = kv.used() - first;
-  if (n == 0 || moved == 0) return Status::ok();
-  const std::vector<int32_t> delta(static_cast<size_t>(moved), static_cast<int32_t>(-n));
+  const std::vector<MovedKeys> moved = kv.remove(first, n);
+  if (n == 0 || kv.used() == first) return Status::ok();
   Graph g;
   for (int64_t il = 0; il < hp_.n_layer; ++il) {
+    const MovedKeys& m = moved[static_cast<size_t>(il)];
+    if (m.delta.empty()) continue;
     g.set_layer(il);  // on the backend that holds the layer's cells
     const size_t mark = g.mark();
-    // Rotations compose: rotating a key roped at position p by -n gives the key at p - n.
-    const TensorView k = kv.k(il, first, moved);  // [d_k, n_head_kv, moved] of the cache type
+    // Rotations compose: rotating a key roped at position p by -n gives the key at p - n
+    // (and by 0 leaves it as it is).
+    const TensorView k = kv.k(il, m.first_cell, static_cast<int64_t>(m.delta.size()));  // [d_k, n_head_kv, cells]
     const TensorView f = g.tensor(DType::kF32, {k.ne[0], k.ne[1], k.ne[2]});
     g.copy(k, f, layer_name("k_shift_in", il));
-    g.copy(g.rope(f, delta, rope(), rope_factors(), layer_name("k_shifted", il)), k,
+    g.copy(g.rope(f, m.delta, rope_for(il), rope_factors(), layer_name("k_shifted", il)), k,
            layer_name("k_shift", il));
     g.release_since(mark, TensorView{});  // the next layer may reuse this one's F32 rows
   }

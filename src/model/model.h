@@ -5,7 +5,7 @@
 // per sequence over that sequence's cache. Immutable after load; the KvCaches hold all the
 // mutable state, so sequences join and leave a batch between passes.
 //   PADDOCK_ASSIGN(auto model, load_model(*file, *backend));    // registry.h
-//   PADDOCK_ASSIGN(KvCache kv, KvCache::create(model->kv_config(1024, DType::kF16), be->device()));
+//   PADDOCK_ASSIGN(KvCache kv, KvCache::create(kv_config(model->hparams(), 1024, DType::kF16), be->device()));
 //   PADDOCK_ASSIGN(std::vector<float> logits, model->forward(*backend, kv, ids, pos, false));
 //   SeqInput in[2] = {{&kv_a, ids_a, pos_a, Outputs::kLast}, {&kv_b, ids_b, pos_b, Outputs::kLast}};
 //   PADDOCK_ASSIGN(auto out, model->forward_batch(*backend, in, Head::kLogits));  // out[s]
@@ -29,6 +29,10 @@ namespace paddock {
 // Which of a sequence's tokens in a pass produce output rows.
 enum class Outputs : uint8_t { kNone, kLast, kAll };
 
+// The KV cache a model with these hparams needs: n_ctx positions of `type`, windowed layers
+// as rings for passes of at most n_batch tokens (0: n_ctx).
+KvCacheConfig kv_config(const HParams& hp, int64_t n_ctx, DType type, int64_t n_batch = 0);
+
 // One sequence's part of a batch. positions must continue its cache (kv->used(), +1, ...);
 // a cache appears at most once per batch.
 struct SeqInput {
@@ -42,7 +46,6 @@ class Model {
  public:
   virtual ~Model() = default;
   const HParams& hparams() const { return hp_; }
-  KvCacheConfig kv_config(int64_t n_ctx, DType type) const;
 
   // Evaluates a batch of sequences. Returns, per sequence in input order, its output rows
   // back to back, token order: [n_vocab * n_out] logits, or [n_embd * n_out] final hidden
@@ -71,6 +74,7 @@ class Model {
   explicit Model(HParams hp) : hp_(std::move(hp)) {}
   // The architecture's RoPE settings (mode, dims) and its per-frequency factors, if any.
   virtual RopeParams rope() const = 0;
+  RopeParams rope_for(int64_t il) const { return layer_rope(rope(), hp_.layer(il)); }
   virtual std::optional<TensorView> rope_factors() const = 0;
   // The architecture's graph. Inputs are validated and c.rope is set; returns
   // [n_vocab or n_embd, c.out_rows.size()] as c.head says.

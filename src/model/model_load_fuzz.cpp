@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int64_t layer_weights = 0;  // per n_embd
   for (const LayerParams& l : hp.layers) layer_weights += 4 * hp.n_embd + 3 * l.n_ff;
   if (hp.n_embd * (hp.n_vocab + layer_weights) > (int64_t{1} << 24)) return 0;
-  auto kv = KvCache::create((*model)->kv_config(2, DType::kF16), backend->device());
+  auto kv = KvCache::create(kv_config((*model)->hparams(), 2, DType::kF16), backend->device());
   if (!kv.ok()) return 0;
   const int32_t token = 0, pos = 0;
   (void)(*model)->forward(*backend, *kv, std::span(&token, 1), std::span(&pos, 1), false);

@@ -141,7 +141,7 @@ void expect_batch_matches_incremental(const Spec& spec) {
   ASSERT_EQ(n_vocab, spec.n_vocab);
   const std::vector<int32_t> tokens = {1, 7, 3, 39, 0, 12};
   for (DType kv_type : {DType::kF32, DType::kF16}) {
-    Result<KvCache> kv = KvCache::create(model.kv_config(16, kv_type), host_device());
+    Result<KvCache> kv = KvCache::create(kv_config(model.hparams(), 16, kv_type), host_device());
     ASSERT_TRUE(kv.ok());
     Result<std::vector<float>> all =
         model.forward(tm.backend(), *kv, tokens, iota_positions(0, tokens.size()), true);
@@ -186,7 +186,7 @@ TEST(Model, PerLayerArrayOfEqualSizesEqualsScalar) {
     Result<std::unique_ptr<Model>> m = tm.load();
     ASSERT_TRUE(m.ok()) << m.status().message();
     EXPECT_EQ((*m)->hparams().layer(1).n_ff, 24);
-    Result<KvCache> kv = KvCache::create((*m)->kv_config(8, DType::kF32), host_device());
+    Result<KvCache> kv = KvCache::create(kv_config((*m)->hparams(), 8, DType::kF32), host_device());
     ASSERT_TRUE(kv.ok());
     const std::vector<int32_t> tokens = {3, 9, 27};
     Result<std::vector<float>> out = (*m)->forward(tm.backend(), *kv, tokens, iota_positions(0, 3), true);
@@ -298,7 +298,7 @@ Status load_error(const Spec& spec) {
 TEST(ModelErrors, UnknownArchitectureNamesTheSupportedOnes) {
   const Status s = load_error(Spec{.arch = "gemma"});
   EXPECT_EQ(s.code(), Code::kUnsupported);
-  EXPECT_EQ(s.message(), "architecture \"gemma\" is not supported (supported: llama, qwen2, qwen3)");
+  EXPECT_EQ(s.message(), "architecture \"gemma\" is not supported (supported: gemma3, llama, phi3, qwen2, qwen3)");
 }
 
 TEST(ModelErrors, WrongShapeNamesTensorAndShapes) {
@@ -345,7 +345,7 @@ TEST(ModelErrors, ForwardRejectsBadInputsAndFullContext) {
   TinyModel tm(Spec{});
   Result<std::unique_ptr<Model>> m = tm.load();
   ASSERT_TRUE(m.ok()) << m.status().message();
-  Result<KvCache> kv = KvCache::create((*m)->kv_config(4, DType::kF16), host_device());
+  Result<KvCache> kv = KvCache::create(kv_config((*m)->hparams(), 4, DType::kF16), host_device());
   ASSERT_TRUE(kv.ok());
   const std::vector<int32_t> five = {1, 2, 3, 4, 5};
   const Status full = (*m)->forward(tm.backend(), *kv, five, iota_positions(0, 5), false).status();

@@ -9,11 +9,13 @@ namespace paddock {
 
 namespace {
 constexpr std::array kArchs = {
+    ArchEntry{"gemma3", load_gemma3},
     ArchEntry{"llama", load_llama},
+    ArchEntry{"phi3", load_phi3},
     ArchEntry{"qwen2", load_qwen2},
     ArchEntry{"qwen3", load_qwen3},
 };
-static_assert(kArchs.size() == 3, "one row per file in model/arch/");
+static_assert(kArchs.size() == 5, "one row per file in model/arch/");
 }  // namespace
 
 std::span<const ArchEntry> architectures() { return kArchs; }

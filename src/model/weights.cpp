@@ -69,6 +69,36 @@ std::optional<int64_t> WeightBinder::dim(const std::string& name, size_t i) cons
 
 Result<TensorView> WeightBinder::tensor(const std::string& name, std::initializer_list<int64_t> ne, Use use,
                                        Bind bind) {
+  PADDOCK_ASSIGN(TensorView v, bind_view(name, ne, use, bind));
+  prepare(v, name, use);
+  return v;
+}
+
+Result<std::vector<TensorView>> WeightBinder::split_rows(const std::string& name, int64_t n_in,
+                                                         std::span<const int64_t> parts, Use use) {
+  int64_t rows = 0;
+  for (int64_t p : parts) rows += p;
+  PADDOCK_ASSIGN(const TensorView all, bind_view(name, {n_in, rows}, use, Bind::kOnce));
+  std::vector<TensorView> out;
+  int64_t first = 0;
+  for (int64_t p : parts) {
+    TensorView v = all.shifted(static_cast<size_t>(first) * all.nb[1]);
+    v.ne[1] = p;
+    v.nb[2] = v.nb[3] = v.nb[1] * static_cast<size_t>(p);
+    prepare(v, name, use);
+    out.push_back(v);
+    first += p;
+  }
+  return out;
+}
+
+void WeightBinder::prepare(const TensorView& v, const std::string& name, Use use) {
+  const Op op = use == Use::kParam ? Op::kCount : use == Use::kMulMat ? Op::kMulMat : Op::kGetRows;
+  backend_.for_layer(layer_of(name, use)).prepare_weight(v, op);
+}
+
+Result<TensorView> WeightBinder::bind_view(const std::string& name, std::initializer_list<int64_t> ne, Use use,
+                                          Bind bind) {
   const gguf::TensorInfo* t = file_.find_tensor(name);
   if (t == nullptr) return corrupt("missing tensor " + name);
   if (!bound_.insert(name).second && bind != Bind::kDuplicated) {
@@ -98,7 +128,6 @@ Result<TensorView> WeightBinder::tensor(const std::string& name, std::initialize
     if (v.type != DType::kF32) {
       return unsupported("tensor " + name + ": expected type F32, found " + std::string(dtype_name(v.type)));
     }
-    backend_.for_layer(layer_of(name, use)).prepare_weight(v, Op::kCount);
     return v;
   }
   const Op op = use == Use::kMulMat ? Op::kMulMat : Op::kGetRows;
@@ -109,7 +138,6 @@ Result<TensorView> WeightBinder::tensor(const std::string& name, std::initialize
                        " is not supported by the " + std::string(be.name()) + " backend for " +
                        std::string(op_name(op)));
   }
-  be.prepare_weight(v, op);
   return v;
 }
 

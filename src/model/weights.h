@@ -13,8 +13,10 @@
 #include <initializer_list>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/placement.h"
@@ -58,8 +60,17 @@ class WeightBinder {
   // The same, absent -> nullopt (a present tensor of the wrong shape or type is an error).
   Result<std::optional<TensorView>> optional(const std::string& name, std::initializer_list<int64_t> ne,
                                              Use use = Use::kParam);
+  // A fused matrix [n_in, sum(parts)] as consecutive row blocks [n_in, parts[i]] (phi3's
+  // attn_qkv, its ffn_up holding gate and up): each block is a weight of its own, prepared
+  // as one.
+  Result<std::vector<TensorView>> split_rows(const std::string& name, int64_t n_in, std::span<const int64_t> parts,
+                                             Use use = Use::kMulMat);
 
  private:
+  // tensor() without the backend's preparation.
+  Result<TensorView> bind_view(const std::string& name, std::initializer_list<int64_t> ne, Use use, Bind bind);
+  void prepare(const TensorView& v, const std::string& name, Use use);
+
   const gguf::File& file_;
   Backend& backend_;
   Buffer& weights_;

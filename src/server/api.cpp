@@ -133,7 +133,8 @@ HttpResponse Api::handle(const HttpRequest& request) {
 HttpResponse Api::root(const HttpRequest&, const PathParams&) { return plain(200, "Ollama is running"); }
 
 HttpResponse Api::version(const HttpRequest&, const PathParams&) {
-  return json_response(200, Json{{"version", config_.version}});
+  // Clients gate features on Ollama's version; paddock's own goes alongside.
+  return json_response(200, Json{{"version", kOllamaApiVersion}, {"paddock_version", config_.version}});
 }
 
 }  // namespace paddock::server

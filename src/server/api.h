@@ -20,6 +20,10 @@
 
 namespace paddock::server {
 
+// The Ollama release whose API paddock serves, reported by /api/version: clients gate
+// features on it (logprobs need 0.12.11). Raise it with the API, not with paddock.
+inline constexpr const char* kOllamaApiVersion = "0.12.11";
+
 struct ApiConfig {
   SchedulerConfig scheduler;  // max loaded models, parallel, queue, default keep_alive
   OriginPolicy origins{{}};

@@ -56,7 +56,8 @@ class ApiTest : public ::testing::Test {
 TEST_F(ApiTest, RootVersionAndUnknownRoutes) {
   EXPECT_EQ(call("GET", "/").body, "Ollama is running");
   EXPECT_EQ(call("HEAD", "/").status, 200);
-  EXPECT_EQ(body(call("GET", "/api/version"))["version"], "9.9.9");
+  EXPECT_EQ(body(call("GET", "/api/version"))["version"], kOllamaApiVersion);
+  EXPECT_EQ(body(call("GET", "/api/version"))["paddock_version"], "9.9.9");
   EXPECT_EQ(call("GET", "/nope").status, 404);
   EXPECT_EQ(call("GET", "/api/generate").status, 405);
   EXPECT_EQ(call("POST", "/api/tags").status, 405);

@@ -20,6 +20,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <span>
 #include <string>
@@ -203,6 +204,7 @@ struct Case {
   float scalar = 0;
   RopeParams rope;  // frequency factors, when present, are src[1]
   AttnParams attn;  // sinks, when present, are src[3]
+  std::vector<int32_t> cells;  // attention's tagged cells (attn.cells points here when run)
   Tolerance tol;
   std::string note;  // what the tensors do not show
 
@@ -337,13 +339,34 @@ std::vector<Case> rms_norm_cases(DType t) {
   return out;
 }
 
-std::vector<Case> swiglu_cases(DType t) {
+// SwiGLU and GEGLU: gate(src0) * src1. GELU's inputs spread past +-10 (where it stops
+// reading its table) and over its curve; its host kernels read ref's table, bit for bit.
+std::vector<Case> glu_cases(Op op, DType t) {
+  const bool gelu = op == Op::kGeglu;
+  std::vector<Case> out;
+  for (int64_t n : kSizes) {
+    for (Views v : kRowViews) {
+      const Spec gate{.type = t, .ne = {n * block(t), 7, 3, 2}, .layout = v.src, .sigma = gelu ? 6.0f : 1.0f};
+      const Spec up{.type = t, .ne = gate.ne, .layout = v.src};
+      out.push_back({.op = op,
+                     .src = {gate, up},
+                     .dst = {.ne = gate.ne, .layout = v.dst},
+                     .tol = gelu ? Tolerance{.bitwise = true} : Tolerance{.rel = 1e-6}});
+    }
+  }
+  return out;
+}
+
+std::vector<Case> scale_cases(DType t) {
   std::vector<Case> out;
   for (int64_t n : kSizes) {
     for (Views v : kRowViews) {
       const Spec x{.type = t, .ne = {n * block(t), 7, 3, 2}, .layout = v.src};
-      out.push_back(
-          {.op = Op::kSwiglu, .src = {x, x}, .dst = {.ne = x.ne, .layout = v.dst}, .tol = {.rel = 1e-6}});
+      out.push_back({.op = Op::kScale,
+                     .src = {x},
+                     .dst = {.ne = x.ne, .layout = v.dst},
+                     .scalar = 16.0f,
+                     .tol = {.bitwise = true}});
     }
   }
   return out;
@@ -475,6 +498,55 @@ void add_attention_option_cases(DType t, std::vector<Case>& out) {
   }
 }
 
+// Tagged cells (AttnParams::cells) under each option, over decode and batches, 48 cells and
+// 300 (chunked): a sliding-window ring (position p in cell p % n_kv, the tokens the newest
+// positions, a few cells still empty) and cells holding a shuffled subset of positions with
+// gaps and empty cells, read by tokens at present and absent positions.
+void add_attention_tagged_cases(DType t, std::vector<Case>& out) {
+  struct Option {
+    const char* what;
+    bool causal;
+    int32_t window;
+    float softcap;
+    bool sinks;
+  };
+  constexpr Option kOptions[] = {{"causal", true, 0, 0, false},
+                                 {"window 16", true, 16, 0, false},
+                                 {"non-causal", false, 0, 0, false},
+                                 {"window 5, softcap 2, sinks", true, 5, 2, true}};
+  for (const Option& o : kOptions) {
+    for (int64_t n_kv : {48, 300}) {
+      for (int64_t tokens : {1, 7, 33}) {
+        for (bool ring : {true, false}) {
+          Case c = attention_case(t, {64, 64, 2, n_kv, 4, tokens, false},
+                                  {Layout::kDense, Layout::kDense, Layout::kDense});
+          std::mt19937 rng(static_cast<uint32_t>(n_kv * 100 + tokens));
+          c.cells.assign(static_cast<size_t>(n_kv), -1);
+          c.ids.clear();
+          if (ring) {
+            const auto newest = static_cast<int32_t>(1000 + n_kv);
+            for (int32_t p = newest - static_cast<int32_t>(n_kv) + 4; p <= newest; ++p) c.cells[p % n_kv] = p;
+            for (int64_t i = 0; i < tokens; ++i) c.ids.push_back(newest - static_cast<int32_t>(tokens - 1 - i));
+          } else {
+            std::vector<int32_t> positions(static_cast<size_t>(2 * n_kv));
+            std::iota(positions.begin(), positions.end(), 0);
+            std::shuffle(positions.begin(), positions.end(), rng);
+            std::copy_n(positions.begin(), n_kv - 5, c.cells.begin());
+            std::shuffle(c.cells.begin(), c.cells.end(), rng);
+            for (int64_t i = 0; i < tokens; ++i) c.ids.push_back(positions[static_cast<size_t>(i * 3 % (2 * n_kv))]);
+          }
+          c.attn.causal = o.causal;
+          c.attn.window = o.window;
+          c.attn.softcap = o.softcap;
+          if (o.sinks) c.src.push_back({.ne = {c.src[0].ne[1], 1, 1, 1}});
+          c.note = std::string(ring ? "ring" : "shuffled cells") + ", " + o.what;
+          out.push_back(std::move(c));
+        }
+      }
+    }
+  }
+}
+
 // Head dims 64 and one that is not a whole number of 8-float vectors (block types: one
 // block), 128 for F16 (32-cell tiles); GQA groups 1 and 4; decode and batches over 77
 // cells, few tokens over 300 (split into chunks); value heads narrower than key heads; over
@@ -506,6 +578,7 @@ std::vector<Case> attention_cases(DType t) {
   }
   if (t == DType::kQ4_0) out.push_back(attention_case(t, {128, 128, 1, 700, 8, 3, true}, kPermutedQ));
   add_attention_option_cases(t, out);
+  add_attention_tagged_cases(t, out);
   return out;
 }
 
@@ -543,11 +616,13 @@ std::vector<DType> signature(Op op, DType t) {
     case Op::kGetRows:
     case Op::kRmsNorm:
     case Op::kRope:
-    case Op::kCopy: return {t};
+    case Op::kCopy:
+    case Op::kScale: return {t};
     case Op::kMulMat: return {t, DType::kF32};
     case Op::kMul:
     case Op::kAdd:
-    case Op::kSwiglu: return {t, t};
+    case Op::kSwiglu:
+    case Op::kGeglu: return {t, t};
     case Op::kAttention: return {DType::kF32, t, t};
     case Op::kCount: break;
   }
@@ -566,7 +641,9 @@ std::vector<Case> make_cases(Op op, std::span<const DType> types) {
       case Op::kMul:
       case Op::kAdd: more = binary_cases(op, t); break;
       case Op::kRope: more = rope_cases(t); break;
-      case Op::kSwiglu: more = swiglu_cases(t); break;
+      case Op::kSwiglu:
+      case Op::kGeglu: more = glu_cases(op, t); break;
+      case Op::kScale: more = scale_cases(t); break;
       case Op::kAttention: more = attention_cases(t); break;
       case Op::kCopy: more = copy_cases(t, types); break;
       case Op::kCount: break;
@@ -694,6 +771,7 @@ Result<std::vector<uint8_t>> run_case(Target& t, const Case& c, const Inputs& in
   n.scalar = c.scalar;
   n.rope = c.rope;
   n.attn = c.attn;
+  n.attn.cells = g.keep(c.cells);
   g.add_node(std::move(n));
   PADDOCK_TRY(g.allocate(be.device()));
   if (planned) out.buffer->set(out.offset, out.initial);

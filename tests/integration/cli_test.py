@@ -256,6 +256,16 @@ def fake_tests(env):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     env = dict(env, PADDOCK_HOST="127.0.0.1:%d" % server.server_address[1])
 
+    # Every command prints its usage for --help (and `help CMD`), on stdout, with exit 0.
+    rc, out, err = run(["--help"], env)
+    listed = out.split("Available Commands:\n")[-1].split("\n\n")[0]
+    commands = [l.split()[0] for l in listed.splitlines() if l.strip()]
+    check(rc == 0 and len(commands) > 10 and "eval" in commands, "--help lists the commands", out + err)
+    for name in commands:
+        for args in ([name, "--help"], ["help", name]):
+            rc, out, err = run(args, env)
+            check(rc == 0 and "sage" in out and "Error" not in err, " ".join(args) + " prints its usage", out + err)
+
     rc, out, err = run(["list"], env)
     lines = out.splitlines()
     check(rc == 0 and lines[0].split() == ["NAME", "ID", "SIZE", "MODIFIED"], "list prints the header", out + err)

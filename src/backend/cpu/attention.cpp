@@ -13,6 +13,7 @@
 // depend on the thread count. The options (AttnParams) act on the score tile between the
 // tile kernels: a softcap rewrites the scores, a window masks the cells before it (and skips
 // whole tiles), non-causal lanes see every cell; sinks join each row's final normalisation.
+// Tagged cells (AttnParams::cells: a sliding-window ring) are masked cell by cell instead.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -90,7 +91,8 @@ Plan make_plan(int64_t d_k, int64_t d_v, int64_t n_head, int64_t n_head_kv, int6
 struct TileScratch {
   std::vector<float> q, qt, k, v, s, acc, m, l, c;
   std::vector<int32_t> lim;
-  std::vector<int64_t> lane_last, lane_first;  // each lane's visible cells
+  std::vector<int64_t> lane_last, lane_first;  // each lane's visible cells (last -1: none)
+  std::vector<int32_t> lane_pos;                // each lane's position (tagged cells)
 
   void fit(const Plan& p) {
     auto grow = [](auto& vec, int64_t n) {
@@ -109,6 +111,7 @@ struct TileScratch {
     grow(lim, lanes);
     grow(lane_last, lanes);
     grow(lane_first, lanes);
+    grow(lane_pos, lanes);
   }
 };
 
@@ -154,10 +157,11 @@ class BlockedAttention {
     const int rows = static_cast<int>((t1 - t0) * p_.group);
     const int64_t cs = p_.lanes(rows);           // lanes of one kv head
     const int64_t rs = round_up(heads * cs, 8);  // lanes of the score tile
-    // The block's visible cells: [first, end).
-    int64_t end = params_.causal ? 0 : k_.ne[2];
-    int64_t first = k_.ne[2];
-    for (int64_t t = t0; t < t1; ++t) {
+    // The block's visible cells: [first, end) (tagged cells: any of them).
+    const bool tagged = !params_.cells.empty();
+    int64_t end = params_.causal && !tagged ? 0 : k_.ne[2];
+    int64_t first = tagged ? 0 : k_.ne[2];
+    for (int64_t t = t0; t < t1 && !tagged; ++t) {
       if (params_.causal) end = std::max<int64_t>(end, pos_[t] + 1);
       first = std::min(first, first_cell(pos_[t]));
     }
@@ -180,8 +184,9 @@ class BlockedAttention {
       const int64_t r = x % cs;
       const bool real = x / cs < heads && r < rows;
       const int64_t pos = real ? pos_[t0 + r / p_.group] : 0;
-      ts.lane_last[static_cast<size_t>(x)] = !real ? -1 : params_.causal ? pos : k_.ne[2] - 1;
-      ts.lane_first[static_cast<size_t>(x)] = first_cell(pos);
+      ts.lane_last[static_cast<size_t>(x)] = !real ? -1 : params_.causal && !tagged ? pos : k_.ne[2] - 1;
+      ts.lane_first[static_cast<size_t>(x)] = tagged ? 0 : first_cell(pos);
+      ts.lane_pos[static_cast<size_t>(x)] = static_cast<int32_t>(pos);
     }
     std::fill_n(ts.m.begin(), rs, -INFINITY);
     std::fill_n(ts.l.begin(), rs, 0.0f);
@@ -212,6 +217,10 @@ class BlockedAttention {
       // takes lim; cells before first get a -inf score (a lane with nothing visible in the
       // tile gets lim -1 instead, so its max stays finite once anything was seen).
       for (int64_t x = 0; x < rs; ++x) {
+        if (tagged) {
+          ts.lim[static_cast<size_t>(x)] = tagged_limit(ts, x, rs, j0, nc);
+          continue;
+        }
         int64_t lim = std::min<int64_t>(std::max<int64_t>(ts.lane_last[static_cast<size_t>(x)] - j0, -1), nc);
         const int64_t cut = std::min<int64_t>(ts.lane_first[static_cast<size_t>(x)] - j0, nc);
         if (cut > lim) {
@@ -293,6 +302,21 @@ class BlockedAttention {
     return partials_ + ((block * p_.n_head_kv + hk) * p_.n_chunks + chunk) * p_.partial_floats();
   }
 
+  // Lane x's limit over tagged cells j0 .. j0 + nc - 1: the last one it sees (-1: none), with
+  // a -inf score for each one before that it does not see.
+  int32_t tagged_limit(TileScratch& ts, int64_t x, int64_t rs, int64_t j0, int nc) const {
+    if (ts.lane_last[static_cast<size_t>(x)] < 0) return -1;  // a padding lane
+    const int32_t pos = ts.lane_pos[static_cast<size_t>(x)];
+    int32_t last = -1;
+    for (int j = 0; j < nc; ++j) {
+      if (attn_visible(params_, pos, params_.cells[static_cast<size_t>(j0 + j)])) {
+        for (int u = last + 1; u < j; ++u) ts.s[static_cast<size_t>(u * rs + x)] = -INFINITY;
+        last = j;
+      }
+    }
+    return last;
+  }
+
   // The first cell a token at `pos` sees (its window's start).
   int64_t first_cell(int64_t pos) const {
     return params_.window > 0 ? std::max<int64_t>(0, pos - params_.window + 1) : 0;
@@ -303,7 +327,7 @@ class BlockedAttention {
   void write_output(int64_t hk, int64_t t0, int r, const float* acc, float m, float sum) const {
     const int64_t h = hk * p_.group + r % p_.group;
     const int64_t t = t0 + r / p_.group;
-    float scale = 1.0f / sum;
+    float scale = sum > 0 ? 1.0f / sum : 0.0f;  // seeing nothing gives 0
     if (sinks_ != nullptr) {
       const float top = std::max(m, sinks_[h]);
       const float f = std::exp(m - top);
@@ -345,10 +369,12 @@ void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorVi
   PADDOCK_CHECK(n_head_kv > 0 && n_head % n_head_kv == 0);
   PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == n_tokens);
   PADDOCK_CHECK(dst.type == DType::kF32 && dst.ne[0] == d_v && dst.ne[1] == n_head && dst.ne[2] == n_tokens);
-  int64_t kv_end = params.causal ? 0 : n_kv;
+  const bool tagged = !params.cells.empty();
+  PADDOCK_CHECK(!tagged || static_cast<int64_t>(params.cells.size()) == n_kv);
+  int64_t kv_end = params.causal && !tagged ? 0 : n_kv;
   for (int32_t p : pos) {
-    PADDOCK_CHECK(p >= 0 && p < n_kv);
-    kv_end = std::max<int64_t>(kv_end, p + 1);
+    PADDOCK_CHECK(p >= 0 && (tagged || p < n_kv));
+    if (!tagged) kv_end = std::max<int64_t>(kv_end, p + 1);
   }
   if (n_tokens == 0 || d_v == 0) return;
 

@@ -47,6 +47,8 @@ void run_mul(CpuContext& c, const Node& n) { cpu::mul(c.pool, n.src[0], n.src[1]
 void run_add(CpuContext& c, const Node& n) { cpu::add(c.pool, n.src[0], n.src[1], n.dst); }
 void run_rope(CpuContext& c, const Node& n) { cpu::rope(c.pool, n.src[0], n.ids, n.rope, n.dst); }
 void run_swiglu(CpuContext& c, const Node& n) { cpu::swiglu(c.pool, c.isa, n.src[0], n.src[1], n.dst); }
+void run_geglu(CpuContext& c, const Node& n) { cpu::geglu(c.pool, n.src[0], n.src[1], n.dst); }
+void run_scale(CpuContext& c, const Node& n) { cpu::scale(c.pool, n.src[0], n.scalar, n.dst); }
 void run_attention(CpuContext& c, const Node& n) {
   cpu::attention(c.pool, c.isa, n.src[0], n.src[1], n.src[2], n.ids, n.attn, attention_sinks(n), n.dst);
 }
@@ -68,6 +70,8 @@ constexpr HostKernelTable<CpuContext> kKernels = {{
     {all_f32, run_swiglu},
     {attention_types, run_attention},
     {supports_copy, run_copy},
+    {all_f32, run_geglu},
+    {all_f32, run_scale},
 }};
 static_assert(complete(kKernels), "a kernel row for every op");
 

@@ -10,6 +10,7 @@
 #include "backend/cpu/dot.h"
 #include "backend/cpu/ops.h"
 #include "backend/cpu/vec_exp.h"
+#include "backend/gelu.h"
 #include "base/check.h"
 #include "base/fp16.h"
 
@@ -158,6 +159,44 @@ void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorVi
         vexp(e, e, len);
         for (int64_t i = 0; i < len; ++i) out[i0 + i] = g[i0 + i] / (1.0f + e[i]) * u[i0 + i];
       }
+    }
+  });
+}
+
+void geglu(ThreadPool& pool, const TensorView& gate, const TensorView& up, const TensorView& dst) {
+  PADDOCK_CHECK(gate.same_shape(up) && gate.same_shape(dst));
+  PADDOCK_CHECK(gate.type == DType::kF32 && up.type == DType::kF32 && dst.type == DType::kF32);
+  PADDOCK_CHECK(gate.nb[0] == sizeof(float) && up.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
+  // gelu_ggml's table, built once: a lookup instead of a tanh each.
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < t.size(); ++h) t[h] = gelu_of_f16(static_cast<uint16_t>(h));
+    return t;
+  }();
+  const int64_t n = gate.ne[0];
+  for_rows(pool, n_rows(gate), 4 * gate.n_elements(), [&](int64_t begin, int64_t end, int) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* g = reinterpret_cast<const float*>(nth_row(gate, r));
+      const float* u = reinterpret_cast<const float*>(nth_row(up, r));
+      float* out = reinterpret_cast<float*>(nth_row(dst, r));
+      for (int64_t i = 0; i < n; ++i) {
+        const float x = g[i];
+        const float act = x <= -10.0f ? 0.0f : x >= 10.0f ? x : table[f32_to_fp16(x)];
+        out[i] = act * u[i];
+      }
+    }
+  });
+}
+
+void scale(ThreadPool& pool, const TensorView& x, float s, const TensorView& dst) {
+  PADDOCK_CHECK(x.same_shape(dst) && x.type == DType::kF32 && dst.type == DType::kF32);
+  PADDOCK_CHECK(x.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
+  const int64_t n = x.ne[0];
+  for_rows(pool, n_rows(x), x.n_elements(), [&](int64_t begin, int64_t end, int) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* in = reinterpret_cast<const float*>(nth_row(x, r));
+      float* out = reinterpret_cast<float*>(nth_row(dst, r));
+      for (int64_t i = 0; i < n; ++i) out[i] = in[i] * s;
     }
   });
 }

@@ -33,6 +33,8 @@ void rope(ThreadPool& pool, const TensorView& x, std::span<const int32_t> pos, c
           const TensorView& dst);
 void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up,
             const TensorView& dst);
+void geglu(ThreadPool& pool, const TensorView& gate, const TensorView& up, const TensorView& dst);
+void scale(ThreadPool& pool, const TensorView& x, float s, const TensorView& dst);
 // sinks: n_head floats, or nullptr.
 void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorView& k, const TensorView& v,
                std::span<const int32_t> pos, const AttnParams& p, const float* sinks, const TensorView& dst);

@@ -1,6 +1,7 @@
 // Attention with grouped KV heads over a KV cache in F16, F32, Q8_0 or Q4_0: for every query
-// token and head, scores against the visible cells (causal, windowed or all; softcapped when
-// asked), a softmax (whose denominator a sink may add to), and the weighted sum of V.
+// token and head, scores against the visible cells (attn_visible: causal, windowed or all,
+// over cells that hold positions in order or tagged ones; softcapped when asked), a softmax
+// (whose denominator a sink may add to), and the weighted sum of V (0 if nothing is seen).
 // Quantized K/V rows are dequantized with the quant table's reference functions.
 #include <algorithm>
 #include <cmath>
@@ -40,33 +41,40 @@ void attention(const TensorView& q, const TensorView& k, const TensorView& v, st
     }
   }
 
+  PADDOCK_CHECK(p.cells.empty() || static_cast<int64_t>(p.cells.size()) == n_kv);
+  std::vector<int32_t> cell_pos(p.cells.begin(), p.cells.end());
+  if (p.cells.empty()) {
+    for (int64_t j = 0; j < n_kv; ++j) cell_pos.push_back(static_cast<int32_t>(j));
+  }
   std::vector<float> scores(static_cast<size_t>(n_kv));
   std::vector<float> acc(static_cast<size_t>(d_v));
   for (int64_t t = 0; t < n_tokens; ++t) {
-    PADDOCK_CHECK(pos[t] >= 0 && pos[t] < n_kv);
-    const int64_t first = p.window > 0 ? std::max<int64_t>(0, pos[t] - p.window + 1) : 0;
-    const int64_t end = p.causal ? pos[t] + 1 : n_kv;  // cells [first, end) are visible
+    PADDOCK_CHECK(pos[t] >= 0 && (!p.cells.empty() || pos[t] < n_kv));
+    std::vector<int64_t> seen;  // the cells token t sees
+    for (int64_t j = 0; j < n_kv; ++j) {
+      if (attn_visible(p, pos[t], cell_pos[static_cast<size_t>(j)])) seen.push_back(j);
+    }
     for (int64_t h = 0; h < n_head; ++h) {
       const int64_t hk = h / group;
       const float* qrow = reinterpret_cast<const float*>(q.row(h, t));
       float max = sinks != nullptr ? sinks[h] : -INFINITY;
-      for (int64_t j = first; j < end; ++j) {
+      for (int64_t j : seen) {
         float s = dot_f32(qrow, &kf[static_cast<size_t>((j * n_head_kv + hk) * d_k)], d_k) * p.scale;
         if (p.softcap > 0) s = p.softcap * std::tanh(s / p.softcap);
         scores[j] = s;
         max = std::max(max, s);
       }
       double sum = sinks != nullptr ? std::exp(static_cast<double>(sinks[h]) - max) : 0.0;
-      for (int64_t j = first; j < end; ++j) {
+      for (int64_t j : seen) {
         scores[j] = std::exp(scores[j] - max);
         sum += scores[j];
       }
       std::fill(acc.begin(), acc.end(), 0.0f);
-      for (int64_t j = first; j < end; ++j) {
+      for (int64_t j : seen) {
         const float* vrow = &vf[static_cast<size_t>((j * n_head_kv + hk) * d_v)];
         for (int64_t i = 0; i < d_v; ++i) acc[i] += scores[j] * vrow[i];
       }
-      const float inv = static_cast<float>(1.0 / sum);
+      const float inv = sum > 0 ? static_cast<float>(1.0 / sum) : 0.0f;  // seeing nothing gives 0
       for (int64_t i = 0; i < d_v; ++i) dst.f32(i, h, t) = acc[i] * inv;
     }
   }

@@ -1,7 +1,8 @@
-// Elementwise ops: mul/add with broadcasting, SwiGLU, and type-converting copy.
+// Elementwise ops: mul/add with broadcasting, SwiGLU, GEGLU, scale, and type-converting copy.
 #include <cmath>
 #include <cstring>
 
+#include "backend/gelu.h"
 #include "backend/ref/kernels.h"
 #include "base/check.h"
 #include "base/fp16.h"
@@ -67,19 +68,36 @@ void add(const TensorView& a, const TensorView& b, const TensorView& dst) {
   binary(a, b, dst, [](float x, float y) { return x + y; });
 }
 
-void swiglu(const TensorView& gate, const TensorView& up, const TensorView& dst) {
-  PADDOCK_CHECK(gate.same_shape(up) && gate.same_shape(dst));
-  PADDOCK_CHECK(gate.type == DType::kF32 && up.type == DType::kF32 && dst.type == DType::kF32);
-  for (int64_t i3 = 0; i3 < gate.ne[3]; ++i3) {
-    for (int64_t i2 = 0; i2 < gate.ne[2]; ++i2) {
-      for (int64_t i1 = 0; i1 < gate.ne[1]; ++i1) {
-        for (int64_t i0 = 0; i0 < gate.ne[0]; ++i0) {
-          const float g = gate.f32(i0, i1, i2, i3);
-          dst.f32(i0, i1, i2, i3) = g / (1.0f + std::exp(-g)) * up.f32(i0, i1, i2, i3);
+namespace {
+
+// dst = f(a, b) element by element, all F32 of one shape (b may be a itself).
+template <typename F>
+void each(const TensorView& a, const TensorView& b, const TensorView& dst, F f) {
+  PADDOCK_CHECK(a.same_shape(b) && a.same_shape(dst));
+  PADDOCK_CHECK(a.type == DType::kF32 && b.type == DType::kF32 && dst.type == DType::kF32);
+  for (int64_t i3 = 0; i3 < a.ne[3]; ++i3) {
+    for (int64_t i2 = 0; i2 < a.ne[2]; ++i2) {
+      for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+        for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) {
+          dst.f32(i0, i1, i2, i3) = f(a.f32(i0, i1, i2, i3), b.f32(i0, i1, i2, i3));
         }
       }
     }
   }
+}
+
+}  // namespace
+
+void swiglu(const TensorView& gate, const TensorView& up, const TensorView& dst) {
+  each(gate, up, dst, [](float g, float u) { return g / (1.0f + std::exp(-g)) * u; });
+}
+
+void geglu(const TensorView& gate, const TensorView& up, const TensorView& dst) {
+  each(gate, up, dst, [](float g, float u) { return gelu_ggml(g) * u; });
+}
+
+void scale(const TensorView& x, float s, const TensorView& dst) {
+  each(x, x, dst, [s](float v, float) { return v * s; });
 }
 
 void copy(const TensorView& src, const TensorView& dst) {

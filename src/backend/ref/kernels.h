@@ -24,6 +24,8 @@ void mul(const TensorView& a, const TensorView& b, const TensorView& dst);
 void add(const TensorView& a, const TensorView& b, const TensorView& dst);
 void rope(const TensorView& x, std::span<const int32_t> pos, const RopeParams& p, const TensorView& dst);
 void swiglu(const TensorView& gate, const TensorView& up, const TensorView& dst);
+void geglu(const TensorView& gate, const TensorView& up, const TensorView& dst);
+void scale(const TensorView& x, float s, const TensorView& dst);
 // sinks: n_head floats, or nullptr.
 void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
                const AttnParams& p, const float* sinks, const TensorView& dst);

@@ -68,6 +68,8 @@ void run_mul(RefContext&, const Node& n) { ref::mul(n.src[0], n.src[1], n.dst); 
 void run_add(RefContext&, const Node& n) { ref::add(n.src[0], n.src[1], n.dst); }
 void run_rope(RefContext&, const Node& n) { ref::rope(n.src[0], n.ids, n.rope, n.dst); }
 void run_swiglu(RefContext&, const Node& n) { ref::swiglu(n.src[0], n.src[1], n.dst); }
+void run_geglu(RefContext&, const Node& n) { ref::geglu(n.src[0], n.src[1], n.dst); }
+void run_scale(RefContext&, const Node& n) { ref::scale(n.src[0], n.scalar, n.dst); }
 void run_attention(RefContext&, const Node& n) {
   ref::attention(n.src[0], n.src[1], n.src[2], n.ids, n.attn, attention_sinks(n), n.dst);
 }
@@ -89,6 +91,8 @@ constexpr HostKernelTable<RefContext> kKernels = {{
     {all_f32, run_swiglu},
     {attention_types, run_attention},
     {supports_copy, run_copy},
+    {all_f32, run_geglu},
+    {all_f32, run_scale},
 }};
 static_assert(complete(kKernels), "a kernel row for every op");
 

@@ -115,6 +115,11 @@ Result<uint32_t> encode_rms_norm(const Node& n, const DeviceTraits&, ParamWriter
 
 Result<uint32_t> encode_elementwise(const Node& n, const DeviceTraits&, ParamWriter&) { return groups_of(n.dst.n_elements(), 256); }
 
+Result<uint32_t> encode_scale(const Node& n, const DeviceTraits& d, ParamWriter& w) {
+  w.op(0, n.scalar);
+  return encode_elementwise(n, d, w);
+}
+
 // Reads an F32 vector (rope's frequency factors) wherever it lies.
 std::vector<float> read_f32(const TensorView& v) {
   std::vector<float> out(static_cast<size_t>(v.ne[0]));
@@ -178,6 +183,7 @@ Result<uint32_t> encode_attention(const Node& n, const DeviceTraits&, ParamWrite
   w.op(3, n.attn.causal ? 1u : 0u);
   w.op(4, static_cast<uint32_t>(n.attn.window));
   w.op(5, n.n_src == 4 ? 1u : 0u);
+  w.op(6, n.attn.cells.empty() ? 0u : w.table(n.attn.cells));  // a table never starts at word 0
   return static_cast<uint32_t>(n.src[0].ne[1] * n.src[0].ne[2]);
 }
 
@@ -200,6 +206,8 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("swiglu"); }, encode_elementwise},
     {attention_kernel_types, [](const Node& n, const DeviceTraits&) { return "attention_" + type_suffix(n.src[1].type); }, encode_attention},
     {copy_types, [](const Node& n, const DeviceTraits&) { return typed("copy", n) + "_" + type_suffix(n.dst.type); }, encode_copy},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("geglu"); }, encode_elementwise},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("scale"); }, encode_scale},
 }};
 
 }  // namespace

@@ -10,7 +10,9 @@
 
 namespace paddock {
 
+Result<std::unique_ptr<Model>> load_gemma3(const gguf::File& file, Backend& backend, Buffer& weights);
 Result<std::unique_ptr<Model>> load_llama(const gguf::File& file, Backend& backend, Buffer& weights);
+Result<std::unique_ptr<Model>> load_phi3(const gguf::File& file, Backend& backend, Buffer& weights);
 Result<std::unique_ptr<Model>> load_qwen2(const gguf::File& file, Backend& backend, Buffer& weights);
 Result<std::unique_ptr<Model>> load_qwen3(const gguf::File& file, Backend& backend, Buffer& weights);
 

@@ -3,7 +3,8 @@
 // with a running max and sum (flash-attention style): each invocation scores one cell of a
 // chunk, then accumulates output dims tid, tid + 64, ... over the chunk's cells.
 // Op words: 0 = the positions' word offset, 1 = scale, 2 = softcap, 3 = causal, 4 = window,
-// 5 = has sinks (src3, one per query head).
+// 5 = has sinks (src3, one per query head), 6 = the word offset of each cell's position
+// (tagged cells, -1 empty; 0: cell j holds position j).
 #include "common.glsl"
 #include "types.glsl"
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -48,9 +49,10 @@ void main() {
   const float scale = pf(1), softcap = pf(2);
   const bool causal = pu(3) != 0;
   const int window = int(pu(4));
-  // Cells [lo, hi) are visible.
-  const int hi = causal ? min(pos + 1, int(n_kv)) : int(n_kv);
-  const int lo = causal && window > 0 ? max(pos - window + 1, 0) : 0;
+  const uint cells = pu(6);
+  // Visible cells lie in [lo, hi); tagged ones are checked one by one.
+  const int hi = causal && cells == 0 ? min(pos + 1, int(n_kv)) : int(n_kv);
+  const int lo = causal && window > 0 && cells == 0 ? max(pos - window + 1, 0) : 0;
 
   const uint qa = t_at(T_SRC0, h, t, 0), qs = t_nb(T_SRC0, 0);
   const uint k_base = t_at(T_SRC1, hk, 0, 0), k_cell = t_nb(T_SRC1, 2);
@@ -63,8 +65,13 @@ void main() {
   float run_max = -1.0 / 0.0, run_sum = 0.0;
   for (int j0 = lo - (lo % int(WG)); j0 < hi; j0 += int(WG)) {
     const int j = j0 + int(tid);
+    bool seen = j >= lo && j < hi;
+    if (seen && cells != 0) {
+      const int c = int(pw(cells, uint(j)));
+      seen = c >= 0 && (!causal || c <= pos) && (window == 0 || c > pos - window);
+    }
     float s = -1.0 / 0.0;
-    if (j >= lo && j < hi) {
+    if (seen) {
       const uint kr = k_base + uint(j) * k_cell;
       float dot = 0.0;
       for (uint i = 0; i < d_k; ++i) dot += q[i] * B_elem(kr, i);
@@ -72,9 +79,10 @@ void main() {
       if (softcap > 0.0) s = softcap * tanh(s / softcap);
     }
     const float new_max = max(run_max, reduce_max(s));
-    const float e = j >= lo && j < hi ? exp(s - new_max) : 0.0;
+    const float e = seen ? exp(s - new_max) : 0.0;
     p[tid] = e;
-    const float alpha = exp(run_max - new_max);
+    // Equal maxima (also both -inf: a chunk of tagged cells none of which is seen) keep all.
+    const float alpha = run_max == new_max ? 1.0 : exp(run_max - new_max);
     run_sum = run_sum * alpha + reduce_sum(e);
     run_max = new_max;
     const uint n = uint(min(int(WG), hi - j0));

@@ -45,3 +45,13 @@ uint group_index() { return gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroup
 
 float f16_at(uint16_t h) { return unpackHalf2x16(uint(h)).x; }
 float bf16_at(uint16_t h) { return uintBitsToFloat(uint(h) << 16); }
+
+// To half precision, nearest even (packHalf2x16's rounding is the driver's choice).
+uint16_t to_f16(float v) {
+  const uint x = floatBitsToUint(v), sign = (x >> 16) & 0x8000u, ax = x & 0x7FFFFFFFu;
+  if (ax >= 0x7F800000u) return uint16_t(sign | 0x7C00u | (ax > 0x7F800000u ? 0x200u : 0u));
+  if (ax >= 0x477FF000u) return uint16_t(sign | 0x7C00u);                   // rounds past 65504
+  if (ax < 0x38800000u) return uint16_t(sign | uint(roundEven(uintBitsToFloat(ax) * 16777216.0)));
+  const uint m = ax - 0x38000000u;  // exponent rebased from 127 to 15
+  return uint16_t(sign | ((m + 0x0FFFu + ((m >> 13) & 1u)) >> 13));
+}

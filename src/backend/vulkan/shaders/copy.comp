@@ -45,16 +45,6 @@ float round_away(float x) {
   return sign(x) * (a - f >= 0.5 ? f + 1.0 : f);
 }
 
-// To half precision, nearest even (packHalf2x16's rounding is the driver's choice).
-uint16_t to_f16(float v) {
-  const uint x = floatBitsToUint(v), sign = (x >> 16) & 0x8000u, ax = x & 0x7FFFFFFFu;
-  if (ax >= 0x7F800000u) return uint16_t(sign | 0x7C00u | (ax > 0x7F800000u ? 0x200u : 0u));
-  if (ax >= 0x477FF000u) return uint16_t(sign | 0x7C00u);                   // rounds past 65504
-  if (ax < 0x38800000u) return uint16_t(sign | uint(roundEven(uintBitsToFloat(ax) * 16777216.0)));
-  const uint m = ax - 0x38000000u;  // exponent rebased from 127 to 15
-  return uint16_t(sign | ((m + 0x0FFFu + ((m >> 13) & 1u)) >> 13));
-}
-
 #if defined(DST_Q8_0) || defined(DST_Q4_0)
 #if defined(DST_Q8_0)
 const uint BLOCK_BYTES = 34;
@@ -89,8 +79,12 @@ void main() {
   const float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
   D_h[at >> 1] = to_f16(d);
   for (uint j = 0; j < 16; ++j) {
-    const uint q0 = min(15u, uint(int(v[j] * id + 8.5)));
-    const uint q1 = min(15u, uint(int(v[j + 16] * id + 8.5)));
+    // Rounded twice, as the host computes it: a fused multiply-add (NVIDIA's compiler
+    // contracts one) moves values that sit on a tie.
+    precise float x0 = v[j] * id + 8.5;
+    precise float x1 = v[j + 16] * id + 8.5;
+    const uint q0 = min(15u, uint(int(x0)));
+    const uint q1 = min(15u, uint(int(x1)));
     D_b[at + 2 + j] = uint8_t(q0 | (q1 << 4));
   }
 #endif

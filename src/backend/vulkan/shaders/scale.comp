@@ -1,5 +1,5 @@
 #version 450
-// dst = silu(src0) * src1, one invocation per element.
+// dst = src0 * op word 0, one invocation per element.
 #include "common.glsl"
 layout(local_size_x = 256) in;
 
@@ -8,7 +8,6 @@ void main() {
   const uint e = group_index() * 256 + gl_LocalInvocationID.x;
   if (e >= n0 * n1 * n2 * t_ne(T_DST, 3)) return;
   const uint i0 = e % n0, i1 = (e / n0) % n1, i2 = (e / (n0 * n1)) % n2, i3 = e / (n0 * n1 * n2);
-  const float g = A_f[(t_at(T_SRC0, i1, i2, i3) + i0 * t_nb(T_SRC0, 0)) >> 2];
-  const float u = B_f[(t_at(T_SRC1, i1, i2, i3) + i0 * t_nb(T_SRC1, 0)) >> 2];
-  D_f[(t_at(T_DST, i1, i2, i3) + i0 * t_nb(T_DST, 0)) >> 2] = g / (1.0 + exp(-g)) * u;
+  const float x = A_f[(t_at(T_SRC0, i1, i2, i3) + i0 * t_nb(T_SRC0, 0)) >> 2];
+  D_f[(t_at(T_DST, i1, i2, i3) + i0 * t_nb(T_DST, 0)) >> 2] = x * pf(0);
 }

@@ -1,0 +1,26 @@
+#version 450
+// dst = act(src0) * src1, one invocation per element: act = silu, or with GELU ggml's GELU
+// (backend/gelu.h: the tanh approximation of a half-precision input, rounded to half).
+#include "common.glsl"
+layout(local_size_x = 256) in;
+
+float act(float g) {
+#if defined(GELU)
+  if (g <= -10.0) return 0.0;
+  if (g >= 10.0) return g;
+  const float x = f16_at(to_f16(g));
+  return f16_at(to_f16(0.5 * x * (1.0 + tanh(0.79788456080286535587989211986876 * x * (1.0 + 0.044715 * x * x)))));
+#else
+  return g / (1.0 + exp(-g));
+#endif
+}
+
+void main() {
+  const uint n0 = t_ne(T_DST, 0), n1 = t_ne(T_DST, 1), n2 = t_ne(T_DST, 2);
+  const uint e = group_index() * 256 + gl_LocalInvocationID.x;
+  if (e >= n0 * n1 * n2 * t_ne(T_DST, 3)) return;
+  const uint i0 = e % n0, i1 = (e / n0) % n1, i2 = (e / (n0 * n1)) % n2, i3 = e / (n0 * n1 * n2);
+  const float g = A_f[(t_at(T_SRC0, i1, i2, i3) + i0 * t_nb(T_SRC0, 0)) >> 2];
+  const float u = B_f[(t_at(T_SRC1, i1, i2, i3) + i0 * t_nb(T_SRC1, 0)) >> 2];
+  D_f[(t_at(T_DST, i1, i2, i3) + i0 * t_nb(T_DST, 0)) >> 2] = act(g) * u;
+}

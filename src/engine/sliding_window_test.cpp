@@ -1,0 +1,123 @@
+// Sliding-window models (gemma3, from Ollama's file layout) with the windowed layers' KV
+// cells in rings: decoding, batching, context shift and prefix reuse agree with caches that
+// hold every position, on the ref backend.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/completion.h"
+#include "engine/sequence.h"
+#include "tests/support/fixtures.h"
+
+namespace paddock::engine {
+namespace {
+
+constexpr const char* kModel = "tiny-gemma3-ollama-q4_k_m.gguf";  // window 16 on 5 of 6 layers
+const std::string kLong =
+    "Once upon a time, there was a little girl named Lily. She liked to play in the park with her dog";
+
+std::unique_ptr<LoadedModel> load(int64_t num_ctx, int64_t num_batch) {
+  auto m = LoadedModel::load(testing::fixtures_dir() + "/models/" + kModel,
+                             {.num_ctx = num_ctx, .num_batch = num_batch, .backend = BackendKind::kRef,
+                              .kv_type = DType::kF32});
+  EXPECT_TRUE(m.ok()) << m.status().to_string();
+  return m.ok() ? std::move(m).value() : nullptr;
+}
+
+struct Generated {
+  std::vector<int32_t> ids;
+  std::vector<float> logprobs;
+  CompletionStats stats;
+};
+
+Generated greedy(const LoadedModel& m, KvCache& kv, const std::string& prompt, int64_t n) {
+  CompletionParams p;
+  p.prompt = prompt;
+  p.sampling.temperature = 0;
+  p.sampling.logprobs = true;
+  p.num_predict = n;
+  for (int32_t id = 0; id < static_cast<int32_t>(m.n_vocab()); ++id) {
+    if (m.tokenizer().is_eog(id)) p.sampling.logit_bias[id] = -INFINITY;  // run the full length
+  }
+  Generated r;
+  const auto st = complete(m, kv, p, [&](const Piece& piece) {
+    for (const TokenInfo& t : piece.logprobs) {
+      r.ids.push_back(t.id);
+      r.logprobs.push_back(t.logprob);
+    }
+    return true;
+  });
+  EXPECT_TRUE(st.ok()) << st.status().to_string();
+  if (st.ok()) r.stats = *st;
+  return r;
+}
+
+// The same tokens, their log-probabilities within float noise: a ring sums its cells in
+// another order, and GELU's half-precision table turns such last-bit differences into
+// steps of 2^-11 now and then (two ring sizes differ from each other as much).
+void expect_same(const Generated& a, const Generated& b) {
+  EXPECT_EQ(a.ids, b.ids);
+  ASSERT_EQ(a.logprobs.size(), b.logprobs.size());
+  for (size_t i = 0; i < a.logprobs.size(); ++i) EXPECT_NEAR(a.logprobs[i], b.logprobs[i], 5e-3) << i;
+}
+
+TEST(SlidingWindow, RingsDecodeAsCachesOfEveryPosition) {
+  PADDOCK_REQUIRE_FIXTURES();
+  // Passes of 5 tokens: windowed layers hold 16 + 5 - 1 cells. Passes of 256: every cell.
+  const auto rings = load(256, 5);
+  const auto full = load(256, 256);
+  ASSERT_TRUE(rings && full);
+  EXPECT_LT(rings->kv_cache_bytes(), full->kv_cache_bytes() / 3);
+  auto kv_r = rings->make_kv_cache();
+  auto kv_f = full->make_kv_cache();
+  ASSERT_TRUE(kv_r.ok() && kv_f.ok());
+  const Generated a = greedy(*rings, *kv_r, kLong, 40);  // 20+ prompt tokens and 40 more: rings wrap
+  const Generated b = greedy(*full, *kv_f, kLong, 40);
+  EXPECT_EQ(a.ids.size(), 40u);
+  expect_same(a, b);
+}
+
+TEST(SlidingWindow, ContextShiftRunsThroughRings) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const auto m = load(48, 4);
+  ASSERT_TRUE(m);
+  auto kv = m->make_kv_cache();
+  ASSERT_TRUE(kv.ok());
+  const Generated r = greedy(*m, *kv, "Once upon a time", 200);
+  EXPECT_EQ(r.stats.eval_count, 200);
+  EXPECT_EQ(r.stats.done_reason, "length");
+  EXPECT_LE(kv->used(), 48);
+}
+
+TEST(SlidingWindow, PrefixReuseKeepsOnlyWhatTheRingsStillHold) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const auto m = load(256, 16);  // rings of 31 cells
+  ASSERT_TRUE(m);
+  auto kv = m->make_kv_cache();
+  ASSERT_TRUE(kv.ok());
+  const auto n_prompt = static_cast<int64_t>(m->tokenizer().encode(kLong, true, false).size());
+  const Generated first = greedy(*m, *kv, kLong, 8);
+  EXPECT_EQ(first.stats.prompt_eval_count, n_prompt);
+
+  // The same prompt again: the rings still hold the window of its last position (they roll
+  // back up to n_batch - 1 positions), so only the last token is evaluated.
+  const Generated again = greedy(*m, *kv, kLong, 8);
+  EXPECT_EQ(again.stats.prompt_eval_count, 1);
+  expect_same(again, first);
+
+  // A prompt sharing only the first words: the rings lost the cells its next position
+  // would see, so it is evaluated whole, and decodes as on a fresh cache.
+  const std::string other = "Once upon a time, there was a big red ball";
+  const Generated shorter = greedy(*m, *kv, other, 8);
+  EXPECT_EQ(shorter.stats.prompt_eval_count,
+            static_cast<int64_t>(m->tokenizer().encode(other, true, false).size()));
+  auto fresh_kv = m->make_kv_cache();
+  ASSERT_TRUE(fresh_kv.ok());
+  expect_same(shorter, greedy(*m, *fresh_kv, other, 8));
+}
+
+}  // namespace
+}  // namespace paddock::engine

@@ -1,0 +1,118 @@
+// gemma3: Gemma 3's text decoder. Embeddings scaled by sqrt(n_embd); per-head RMS norms on
+// Q and K; NeoX RoPE; sliding-window attention on 5 of every 6 layers (the pattern key),
+// whose RoPE has its own base (10000); norms after attention and after the FFN as well as
+// before (the "sandwich"); a GELU-gated FFN. Reads llama.cpp's keys and Ollama's
+// (rope.global/local.freq_base, no rms epsilon).
+#include <cmath>
+
+#include "gguf/keys.h"
+#include "model/arch/archs.h"
+#include "model/blocks.h"
+
+namespace paddock {
+
+namespace {
+
+struct Gemma3Layer {
+  TensorView attn_norm;  // [n_embd]
+  AttnWeights attn;
+  TensorView attn_post_norm;  // post_attention_norm [n_embd]
+  TensorView ffn_norm;        // [n_embd]
+  FfnWeights ffn;
+  TensorView ffn_post_norm;  // post_ffw_norm [n_embd]
+};
+
+struct Gemma3Weights {
+  EmbdHeadWeights embd_head;
+  std::vector<Gemma3Layer> layers;
+};
+
+class Gemma3Model final : public Model {
+ public:
+  Gemma3Model(HParams hp, Gemma3Weights w) : Model(std::move(hp)), w_(std::move(w)) {}
+
+ protected:
+  RopeParams rope() const override { return rope_params(hp_, RopeMode::kNeox); }
+  std::optional<TensorView> rope_factors() const override { return std::nullopt; }
+  TensorView compute(ForwardContext& c, std::span<const int32_t> tokens) const override {
+    const size_t mark = c.g.mark();  // each layer's end releases all but its output
+    TensorView x = c.g.get_rows(w_.embd_head.tok_embd, tokens, "embd");  // [n_embd, n_tokens]
+    x = c.g.scale(x, std::sqrt(static_cast<float>(hp_.n_embd)), "inp_scaled");
+    for (int64_t il = 0; il < hp_.n_layer; ++il) {
+      c.g.set_layer(il);
+      x = layer(c, il, x, w_.layers[static_cast<size_t>(il)]);  // [n_embd, n_tokens; n_out after the last]
+      c.g.release_since(mark, x);
+    }
+    return lm_head(c, x, w_.embd_head);  // [n_vocab or n_embd, n_out]
+  }
+
+ private:
+  static TensorView layer(ForwardContext& c, int64_t il, const TensorView& x, const Gemma3Layer& w) {
+    TensorView residual = x;
+    TensorView a = attention(c, il, norm(c, x, w.attn_norm, "attn_norm", il), w.attn);  // [n_embd, n_tokens]
+    keep_output_rows(c, il, a, residual);
+    a = norm(c, a, w.attn_post_norm, "attn_post_norm", il);
+    const TensorView sa_out = c.g.add(a, residual, layer_name("sa_out", il));  // [n_embd, n]
+    TensorView f = gated_ffn(c, il, norm(c, sa_out, w.ffn_norm, "ffn_norm", il), w.ffn, Act::kGelu);
+    f = norm(c, f, w.ffn_post_norm, "ffn_post_norm", il);
+    return c.g.add(f, sa_out, layer_name("l_out", il));  // [n_embd, n]
+  }
+
+  Gemma3Weights w_;
+};
+
+// Which layers slide a window and with which RoPE base, as llama.cpp sets them: with a
+// sliding window, layer il is local unless il % pattern == pattern - 1.
+Status set_windows(const gguf::File& file, HParams& hp) {
+  const gguf::KeyReader r(file, "gemma3");
+  PADDOCK_ASSIGN(const int64_t window, r.optional_int("attention.sliding_window", 0));
+  PADDOCK_ASSIGN(const int64_t pattern, r.optional_int("attention.sliding_window_pattern", 6));
+  if (window < 0 || window > (int64_t{1} << 30) || pattern < 1) {
+    return corrupt("key " + r.name("attention.sliding_window") + " / _pattern: expected positive sizes, found " +
+                   std::to_string(window) + " / " + std::to_string(pattern));
+  }
+  PADDOCK_ASSIGN(const float final_softcap, r.optional_float("final_logit_softcapping", 0.0f));
+  if (window == 0 && final_softcap > 0) {
+    return unsupported("gemma3 without a sliding window (final logit softcapping) is not supported");
+  }
+  const float global_base = hp.rope_freq_base;
+  PADDOCK_ASSIGN(const float local_base, r.optional_float("rope.freq_base_swa", 10000.0f));
+  PADDOCK_ASSIGN(const float ollama_global, r.optional_float("rope.global.freq_base", global_base));
+  PADDOCK_ASSIGN(const float ollama_local, r.optional_float("rope.local.freq_base", local_base));
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    LayerParams& l = hp.layers[static_cast<size_t>(il)];
+    const bool local = window > 0 && il % pattern < pattern - 1;
+    l.window = local ? static_cast<int32_t>(window) : 0;
+    l.rope_freq_base = local ? ollama_local : ollama_global;
+    if (local) l.rope_freq_scale = 1.0f;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> load_gemma3(const gguf::File& file, Backend& backend, Buffer& weights) {
+  const gguf::KeyReader r(file, "gemma3");
+  PADDOCK_ASSIGN(HParams hp, load_hparams(file, "gemma3", /*default_rms_eps=*/1e-6f));
+  if (!r.has("rope.freq_base")) hp.rope_freq_base = 1e6f;  // Ollama's files name only rope.global
+  PADDOCK_TRY(set_windows(file, hp));
+  // Gemma 3 27B (62 layers) scales queries by n_embd / n_head, the others by the head dim.
+  const int64_t scale_dim = hp.n_layer == 62 ? hp.n_embd / hp.layer(0).n_head : hp.head_dim_k;
+  hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(scale_dim));
+  WeightBinder b(file, backend, weights);
+  Gemma3Weights w;
+  PADDOCK_ASSIGN(w.embd_head, bind_embd_head(b, hp));
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    Gemma3Layer l;
+    PADDOCK_ASSIGN(l.attn_norm, b.tensor(blk(il, "attn_norm.weight"), {hp.n_embd}));
+    PADDOCK_ASSIGN(l.attn, bind_attention(b, hp, il, {.qk_norm = Part::kRequired}));
+    PADDOCK_ASSIGN(l.attn_post_norm, b.tensor(blk(il, "post_attention_norm.weight"), {hp.n_embd}));
+    PADDOCK_ASSIGN(l.ffn_norm, b.tensor(blk(il, "ffn_norm.weight"), {hp.n_embd}));
+    PADDOCK_ASSIGN(l.ffn, bind_gated_ffn(b, hp, il));
+    PADDOCK_ASSIGN(l.ffn_post_norm, b.tensor(blk(il, "post_ffw_norm.weight"), {hp.n_embd}));
+    w.layers.push_back(std::move(l));
+  }
+  return std::unique_ptr<Model>(std::make_unique<Gemma3Model>(std::move(hp), std::move(w)));
+}
+
+}  // namespace paddock
