@@ -71,7 +71,7 @@ Status serve(Api& api, const HostPort& where) {
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     char line[512];
-    std::snprintf(line, sizeof(line), "[GIN] | %3d | %12.3fms | %15s | %-7s \"%s\"", out.status, ms,
+    std::snprintf(line, sizeof(line), "[GIN] | %3d | %12.3fms | %15s | %-7s %s", out.status, ms,
                   req.remote_addr.c_str(), req.method.c_str(), req.path.c_str());
     log_info(line);
   };
@@ -93,7 +93,7 @@ Status serve(Api& api, const HostPort& where) {
     if (!ok) {
       res.status = 413;
       res.set_content("{\"error\":\"request body too large\"}", "application/json; charset=utf-8");
-      log_info("[GIN] | 413 | " + req.method + " \"" + req.path + "\"");
+      log_info("[GIN] | 413 | " + req.method + " " + req.path);
       return;
     }
     httplib::Request copy = req;

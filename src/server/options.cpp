@@ -1,7 +1,9 @@
 #include "server/options.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "base/log.h"
 
@@ -66,21 +68,37 @@ std::optional<double> get_float(const std::map<std::string, store::ParamValue>& 
   return std::nullopt;
 }
 
+// The unknown keys of one request as one short warning: a request may send thousands of
+// keys, each of any length, and must not be able to fill the log with them.
+void warn_unknown(const std::vector<std::string>& keys) {
+  constexpr size_t kShownKeys = 5, kShownBytes = 64;
+  std::string list;
+  for (size_t i = 0; i < std::min(keys.size(), kShownKeys); ++i) {
+    size_t n = std::min(keys[i].size(), kShownBytes);
+    while (n < keys[i].size() && n > 0 && (static_cast<unsigned char>(keys[i][n]) & 0xC0) == 0x80) --n;
+    list += (i ? ", " : "") + keys[i].substr(0, n) + (n < keys[i].size() ? "..." : "");
+  }
+  if (keys.size() > kShownKeys) list += " and " + std::to_string(keys.size() - kShownKeys) + " more";
+  log_warn("invalid options provided: " + list);
+}
+
 }  // namespace
 
 Result<EffectiveOptions> effective_options(const store::Params& model_params, const Json& request) {
   std::map<std::string, store::ParamValue> m = model_params.values();
+  std::vector<std::string> unknown;
   if (request.is_object()) {
     for (const auto& [key, value] : request.items()) {
       const store::ParamSpec* spec = store::find_param_spec(key);
       if (!spec) {
-        log_warn("invalid option provided: option=" + key);
+        unknown.push_back(key);
         continue;
       }
       if (value.is_null()) continue;
       PADDOCK_ASSIGN(m[key], convert(key, spec->type, value));
     }
   }
+  if (!unknown.empty()) warn_unknown(unknown);
   EffectiveOptions o;
   runner::SamplingOptions& s = o.sampling;
   s.temperature = get_float(m, "temperature");

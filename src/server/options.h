@@ -1,6 +1,6 @@
 // Request `options` and the model's PARAMETERs -> the Runner's sampling and load settings.
 // Request options override model parameters key by key (Ollama's api.Options.FromMap):
-// unknown keys are ignored with a warning, a value of the wrong type is a 400
+// unknown keys are ignored with one warning per request, a value of the wrong type is a 400
 // ("option \"top_k\" must be of type integer").
 //   PADDOCK_ASSIGN(EffectiveOptions o, effective_options(model.params, request.options));
 #pragma once

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "server/cors.h"
 #include "server/duration.h"
 #include "server/host.h"
@@ -156,6 +158,19 @@ TEST(Options, MergeAndTypes) {
   EXPECT_DOUBLE_EQ(*o->sampling.temperature, 0.0);
   EXPECT_EQ(effective_options(model, Json::parse(R"({"top_k":"many"})")).status().message(),
             "option \"top_k\" must be of type integer");
+}
+
+TEST(Options, OneShortWarningForUnknownKeys) {
+  Json request = Json::object();
+  request["x\ntime=2026-01-01T00:00:00 level=ERROR msg=\"forged\""] = 1;
+  for (int i = 0; i < 1000; ++i) request["unknown_" + std::to_string(i) + std::string(1000, 'k')] = i;
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(effective_options(store::Params(), request).ok());
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  EXPECT_LT(log.size(), 1024u);
+  EXPECT_NE(log.find("invalid options provided: "), std::string::npos) << log;
+  EXPECT_NE(log.find("and 996 more"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -51,5 +51,5 @@ status=$?
 kill -TERM "$server"
 for _ in $(seq 50); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$server" 2>/dev/null; then echo "FAIL: server did not stop on SIGTERM" >&2; exit 1; fi
-grep -q '"/api/tags"' "$work/server.log" || { echo "FAIL: no request log line" >&2; cat "$work/server.log"; exit 1; }
+grep -q 'GET */api/tags"$' "$work/server.log" || { echo "FAIL: no request log line" >&2; cat "$work/server.log"; exit 1; }
 exit $status
