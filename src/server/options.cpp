@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/log.h"
@@ -82,6 +83,23 @@ void warn_unknown(const std::vector<std::string>& keys) {
   log_warn("invalid options provided: " + list);
 }
 
+// Ollama's meanings kept (0 or unset = automatic, num_gpu -1 = auto, num_keep -1 = the whole
+// prompt, top_k 0 = off); out-of-range values are brought to the nearest sane one instead of
+// reaching the runner, where num_thread 2147483647 meant that many threads.
+void clamp(EffectiveOptions* o, int64_t cpus) {
+  if (o->num_ctx < 0) o->num_ctx = 0;
+  if (o->num_ctx > 0) o->num_ctx = std::clamp(o->num_ctx, kMinNumCtx, kMaxNumCtx);
+  const int64_t ctx_cap = o->num_ctx > 0 ? o->num_ctx : kMaxNumCtx;
+  if (o->num_batch && *o->num_batch <= 0) o->num_batch.reset();
+  if (o->num_batch) o->num_batch = std::min(*o->num_batch, ctx_cap);
+  if (o->num_thread && *o->num_thread <= 0) o->num_thread.reset();
+  if (o->num_thread) o->num_thread = std::min(*o->num_thread, std::max<int64_t>(cpus, 1));
+  if (o->num_gpu) o->num_gpu = std::clamp<int64_t>(*o->num_gpu, -1, kMaxNumGpu);
+  runner::SamplingOptions& s = o->sampling;
+  if (s.num_keep) s.num_keep = std::clamp<int64_t>(*s.num_keep, -1, ctx_cap - 1);
+  if (s.top_k) s.top_k = std::clamp<int64_t>(*s.top_k, 0, kMaxTopK);
+}
+
 }  // namespace
 
 Result<EffectiveOptions> effective_options(const store::Params& model_params, const Json& request) {
@@ -120,6 +138,7 @@ Result<EffectiveOptions> effective_options(const store::Params& model_params, co
   o.num_batch = get_int(m, "num_batch");
   o.num_thread = get_int(m, "num_thread");
   o.num_gpu = get_int(m, "num_gpu");
+  clamp(&o, std::thread::hardware_concurrency());
   return o;
 }
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "server/cors.h"
 #include "server/duration.h"
@@ -158,6 +159,37 @@ TEST(Options, MergeAndTypes) {
   EXPECT_DOUBLE_EQ(*o->sampling.temperature, 0.0);
   EXPECT_EQ(effective_options(model, Json::parse(R"({"top_k":"many"})")).status().message(),
             "option \"top_k\" must be of type integer");
+}
+
+TEST(Options, ResourceOptionsAreClamped) {
+  const auto opts = [](const char* json) {
+    auto o = effective_options(store::Params(), Json::parse(json));
+    EXPECT_TRUE(o.ok()) << json;
+    return std::move(o).value();
+  };
+  const int64_t cpus = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(*opts(R"({"num_thread":2147483647})").num_thread, cpus);
+  EXPECT_EQ(*opts(R"({"num_thread":1})").num_thread, 1);
+  EXPECT_FALSE(opts(R"({"num_thread":-5})").num_thread.has_value());  // automatic
+  EXPECT_FALSE(opts(R"({"num_thread":0})").num_thread.has_value());
+  EXPECT_EQ(opts(R"({"num_ctx":1})").num_ctx, 4);   // Ollama's minimum
+  EXPECT_EQ(opts(R"({"num_ctx":-1})").num_ctx, 0);  // the model's default
+  EXPECT_EQ(opts(R"({"num_ctx":1099511627776})").num_ctx, kMaxNumCtx);
+  EXPECT_EQ(*opts(R"({"num_ctx":512,"num_batch":1099511627776})").num_batch, 512);
+  EXPECT_EQ(*opts(R"({"num_batch":1099511627776})").num_batch, kMaxNumCtx);
+  EXPECT_FALSE(opts(R"({"num_batch":-3})").num_batch.has_value());
+  EXPECT_EQ(*opts(R"({"num_gpu":-7})").num_gpu, -1);  // automatic
+  EXPECT_EQ(*opts(R"({"num_gpu":0})").num_gpu, 0);
+  EXPECT_EQ(*opts(R"({"num_gpu":1099511627776})").num_gpu, kMaxNumGpu);
+  EXPECT_EQ(*opts(R"({"num_keep":-9})").sampling.num_keep, -1);  // the whole prompt
+  EXPECT_EQ(*opts(R"({"num_ctx":512,"num_keep":1099511627776})").sampling.num_keep, 511);
+  EXPECT_EQ(*opts(R"({"top_k":-3})").sampling.top_k, 0);  // off
+  EXPECT_EQ(*opts(R"({"top_k":40})").sampling.top_k, 40);
+  EXPECT_EQ(*opts(R"({"top_k":1099511627776})").sampling.top_k, kMaxTopK);
+  // A model's PARAMETERs are clamped the same way.
+  store::Params model;
+  ASSERT_TRUE(model.set("num_thread", "100000").is_ok());
+  EXPECT_EQ(*effective_options(model, Json::object())->num_thread, cpus);
 }
 
 TEST(Options, OneShortWarningForUnknownKeys) {
