@@ -334,5 +334,49 @@ TEST_F(ApiTest, OpenAiCompletionsEmbeddingsModels) {
   EXPECT_EQ(call("GET", "/v1/models/none").status, 404);
 }
 
+std::string deep(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST_F(ApiTest, DeepJsonIsA400OnEveryRoute) {
+  const std::string d = deep(50000);
+  const std::pair<std::string, std::string> native[] = {
+      {"/api/generate", R"({"model":"tiny","prompt":"x","format":{"a":)" + d + "}}"},
+      {"/api/generate", R"({"model":"tiny","keep_alive":)" + d + "}"},
+      {"/api/chat", R"({"model":"tiny","messages":[],"format":{"a":)" + d + "}}"},
+      {"/api/create", R"({"model":"m","from":"tiny","parameters":{"stop":)" + d + "}}"},
+      {"/api/create", R"({"model":"m","from":"tiny","messages":)" + d + "}"},
+      {"/api/embed", R"({"model":"tiny","input":)" + d + "}"},
+      {"/api/show", R"({"model":)" + d + "}"},
+  };
+  for (const auto& [path, request] : native) {
+    const HttpResponse r = call("POST", path, request);
+    EXPECT_EQ(r.status, 400) << path;
+    EXPECT_EQ(body(r)["error"], "invalid JSON: nested deeper than 512 levels") << path;
+  }
+  const std::string openai[] = {
+      R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"stop":)" + d + "}",
+      R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"tools":)" + d + "}",
+      R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"schema":)" +
+          d + "}}}",
+  };
+  for (const std::string& request : openai) {
+    const HttpResponse r = call("POST", "/v1/chat/completions", request);
+    EXPECT_EQ(r.status, 400);
+    EXPECT_EQ(body(r)["error"]["type"], "invalid_request_error");
+  }
+  // Deep JSON hidden in a string that gets parsed later: a tool call's arguments.
+  const std::string args = R"({"a":)" + deep(50000) + "}";
+  HttpResponse r = call(
+      "POST", "/api/chat",
+      R"({"model":"thinker","messages":[{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":")" +
+          args + R"("}}]}]})");
+  EXPECT_EQ(r.status, 400);
+  r = call(
+      "POST", "/v1/chat/completions",
+      R"({"model":"thinker","messages":[{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"f","arguments":")" +
+          args + R"("}}]}]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(script_->loads_count, 0);
+}
+
 }  // namespace
 }  // namespace paddock::server

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "base/json_depth.h"
+
 #include "server/cors.h"
 #include "server/duration.h"
 #include "server/host.h"
@@ -159,6 +161,19 @@ TEST(Options, MergeAndTypes) {
   EXPECT_DOUBLE_EQ(*o->sampling.temperature, 0.0);
   EXPECT_EQ(effective_options(model, Json::parse(R"({"top_k":"many"})")).status().message(),
             "option \"top_k\" must be of type integer");
+}
+
+std::string nested(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(Requests, DeepJsonIsRefusedBeforeParsing) {
+  // The outer object is a level of its own.
+  EXPECT_TRUE(parse_body("{\"format\":" + nested(kMaxJsonDepth - 1) + "}").ok());
+  for (const size_t depth : {kMaxJsonDepth, size_t{50000}}) {
+    const auto j = parse_body("{\"format\":" + nested(depth) + "}");
+    ASSERT_FALSE(j.ok()) << depth;
+    EXPECT_EQ(j.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(j.status().message(), "invalid JSON: nested deeper than 512 levels");
+  }
 }
 
 TEST(Options, ResourceOptionsAreClamped) {

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "base/json_depth.h"
+
 namespace paddock::server {
 
 namespace {
@@ -168,6 +170,9 @@ Status read_digest_map(const Json& j, const char* key, std::map<std::string, std
 
 Result<Json> parse_body(std::string_view body) {
   if (body.empty()) return invalid_argument("missing request body");
+  if (json_too_deep(body)) {
+    return invalid_argument("invalid JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
   Json j = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     // Re-parse with exceptions only to get the parser's position-bearing message.

@@ -91,7 +91,8 @@ struct CreateRequest {
   bool stream = true;
 };
 
-// The body as JSON: empty -> "missing request body"; malformed -> the parser's message.
+// The body as JSON: empty -> "missing request body"; nested deeper than kMaxJsonDepth
+// (base/json_depth.h) -> 400; malformed -> the parser's message.
 Result<Json> parse_body(std::string_view body);
 
 Result<GenerateRequest> parse_generate(const Json& j);

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <map>
 
+#include "base/json_depth.h"
 #include "server/api.h"
 #include "server/api_util.h"
 
@@ -128,7 +129,9 @@ Result<Json> translate_messages(const Json& in) {
         const Json& f = c["function"];
         Json args = Json::object();
         if (f.contains("arguments") && f["arguments"].is_string()) {
-          args = Json::parse(f["arguments"].get<std::string>(), nullptr, false);
+          const std::string& text = f["arguments"].get_ref<const std::string&>();
+          if (json_too_deep(text)) return invalid_argument("invalid tool call arguments: nested too deep");
+          args = Json::parse(text, nullptr, false);
           if (args.is_discarded() || !args.is_object())
             return invalid_argument("invalid tool call arguments");
         }
