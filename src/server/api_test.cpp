@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "base/sha256.h"
 #include "server/api.h"
 #include "server/fake_runner_test.h"
 #include "server/inference.h"
@@ -376,6 +377,52 @@ TEST_F(ApiTest, DeepJsonIsA400OnEveryRoute) {
           args + R"("}}]}]})");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(script_->loads_count, 0);
+}
+
+TEST_F(ApiTest, WrongJsonTypesAre400sInTheRoutesOwnShape) {
+  const std::pair<std::string, std::string> openai[] = {
+      {"/v1/chat/completions", R"({"model":"tiny","messages":[{"role":5,"content":"x"}]})"},
+      {"/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":[{"type":7}]}]})"},
+      {"/v1/chat/completions",
+       R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"stream_options":{"include_usage":"yes"}})"},
+      {"/v1/completions", R"({"model":"tiny","prompt":"x","stream_options":{"include_usage":1}})"},
+      {"/v1/embeddings", R"({"model":"tiny","input":"a","encoding_format":5})"},
+  };
+  for (const auto& [path, request] : openai) {
+    HttpResponse r;
+    ASSERT_NO_THROW(r = call("POST", path, request)) << request;
+    EXPECT_EQ(r.status, 400) << request;
+    const Json j = body(r);
+    EXPECT_EQ(j["error"]["type"], "invalid_request_error") << request;
+    EXPECT_TRUE(j["error"]["message"].get<std::string>().starts_with("invalid request: type must be"))
+        << j.dump();
+    EXPECT_TRUE(r.headers.empty());
+  }
+}
+
+TEST_F(ApiTest, ErrorsAreShortAndPrivate) {
+  // A large invalid body is not echoed back.
+  const HttpResponse big = call("POST", "/api/generate", "{\"model\":\"" + std::string(4 << 20, 'x'));
+  EXPECT_EQ(big.status, 400);
+  EXPECT_LT(big.body.size(), 1024u);
+  const HttpResponse big_openai = call("POST", "/v1/chat/completions", std::string(4 << 20, '['));
+  EXPECT_EQ(big_openai.status, 400);
+  EXPECT_LT(big_openai.body.size(), 1024u);
+  // A corrupt GGUF at create is the client's mistake, and the answer names no store path.
+  const std::string gguf = std::string("GGUF\x03\x00\x00\x00", 8) + std::string(24, '\xff');
+  const std::string digest = "sha256:" + sha256_hex(gguf);
+  ASSERT_EQ(call("POST", "/api/blobs/" + digest, gguf).status, 201);
+  const HttpResponse r = call("POST", "/api/create",
+                              R"({"model":"broken","files":{"m.gguf":")" + digest + R"("},"stream":false})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.body.find(store_.root()), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("/blobs/"), std::string::npos) << r.body;
+  // Streamed, the error line is as private.
+  const auto out =
+      lines(call("POST", "/api/create", R"({"model":"broken","files":{"m.gguf":")" + digest + R"("}})"));
+  ASSERT_FALSE(out.empty());
+  ASSERT_TRUE(out.back().contains("error"));
+  EXPECT_EQ(out.back()["error"].get<std::string>().find(store_.root()), std::string::npos);
 }
 
 }  // namespace

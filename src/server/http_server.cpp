@@ -61,6 +61,13 @@ Status serve(Api& api, const HostPort& where) {
   http.set_payload_max_length(std::numeric_limits<size_t>::max());  // JSON bodies are limited by Api
   http.set_read_timeout(std::chrono::minutes(10));
   http.set_write_timeout(std::chrono::minutes(10));
+  // Api::handle answers its handlers' exceptions itself; anything thrown around it (an
+  // allocation failure) must not reach the client as httplib's EXCEPTION_WHAT header.
+  http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
+    log_error("unhandled exception on " + req.method + " " + req.path);
+    res.status = 500;
+    res.set_content("{\"error\":\"internal server error\"}", "application/json; charset=utf-8");
+  });
 
   auto dispatch = [&api](const httplib::Request& req, httplib::Response& res,
                          const httplib::ContentReader* reader) {

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "base/json_depth.h"
+#include "server/api_util.h"
 
 #include "server/cors.h"
 #include "server/duration.h"
@@ -174,6 +175,48 @@ TEST(Requests, DeepJsonIsRefusedBeforeParsing) {
     EXPECT_EQ(j.status().code(), Code::kInvalidArgument);
     EXPECT_EQ(j.status().message(), "invalid JSON: nested deeper than 512 levels");
   }
+}
+
+TEST(Requests, ParseErrorsDoNotQuoteTheBody) {
+  const std::string huge = "{\"model\":\"" + std::string(1 << 20, 'x');  // never closed
+  const auto j = parse_body(huge);
+  ASSERT_FALSE(j.ok());
+  EXPECT_LT(j.status().message().size(), 200u) << j.status().message().substr(0, 300);
+  EXPECT_EQ(j.status().message().find("xxxx"), std::string::npos);
+  const auto k = parse_body(R"({"a" 1})");
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(k.status().message().starts_with("invalid JSON: parse error at line 1, column "))
+      << k.status().message();
+  EXPECT_TRUE(k.status().message().ends_with("; expected ':'")) << k.status().message();
+}
+
+TEST(Requests, ErrorsQuoteOnlyAnExcerpt) {
+  Json big = Json::array();
+  for (int i = 0; i < 10000; ++i) big.push_back(i);
+  auto g = parse_generate(Json{{"format", big}});
+  ASSERT_FALSE(g.ok());
+  EXPECT_LT(g.status().message().size(), 200u);
+  EXPECT_NE(g.status().message().find("invalid format: [0,1,2,"), std::string::npos) << g.status().message();
+  EXPECT_EQ(json_excerpt(Json("short")), "\"short\"");
+}
+
+TEST(ApiUtil, PublicMessagesHaveNoPathsAndAreShort) {
+  EXPECT_EQ(public_message("/home/u/.ollama/models/blobs/sha256-ab: unexpected end of file"),
+            "sha256-ab: unexpected end of file");
+  EXPECT_EQ(public_message("open \"/tmp/paddock-x/models/\" failed (/var/lib/x.gguf)"),
+            "open \"models\" failed (x.gguf)");
+  EXPECT_EQ(public_message("pull http://host/v2/x failed for library/llama"),
+            "pull http://host/v2/x failed for library/llama");
+  const std::string long_message = public_message(std::string(5000, 'e'));
+  EXPECT_EQ(long_message.size(), kMaxErrorBytes);
+  EXPECT_TRUE(long_message.ends_with("..."));
+  // Cut at a character boundary: 'é' is two bytes.
+  const std::string accents = public_message(std::string(1, 'a') + [] {
+    std::string s;
+    for (int i = 0; i < 400; ++i) s += "é";
+    return s;
+  }());
+  EXPECT_TRUE(accents.ends_with("é...")) << accents.substr(accents.size() - 8);
 }
 
 TEST(Options, ResourceOptionsAreClamped) {

@@ -92,8 +92,11 @@ struct CreateRequest {
 };
 
 // The body as JSON: empty -> "missing request body"; nested deeper than kMaxJsonDepth
-// (base/json_depth.h) -> 400; malformed -> the parser's message.
+// (base/json_depth.h) or malformed -> a short message that does not quote the body.
 Result<Json> parse_body(std::string_view body);
+
+// `v` for an error message: its JSON text, cut to a few dozen bytes.
+std::string json_excerpt(const Json& v);
 
 Result<GenerateRequest> parse_generate(const Json& j);
 Result<ChatRequest> parse_chat(const Json& j);
