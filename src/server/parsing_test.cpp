@@ -183,6 +183,11 @@ TEST(Requests, ParseErrorsDoNotQuoteTheBody) {
   ASSERT_FALSE(j.ok());
   EXPECT_LT(j.status().message().size(), 200u) << j.status().message().substr(0, 300);
   EXPECT_EQ(j.status().message().find("xxxx"), std::string::npos);
+  for (const std::string& number : {std::string("[1e400]"), "[" + std::string(100000, '6') + "e99999]"}) {
+    const auto n = parse_body(number);
+    ASSERT_FALSE(n.ok());
+    EXPECT_EQ(n.status().message(), "invalid JSON: a number is out of range");
+  }
   const auto k = parse_body(R"({"a" 1})");
   ASSERT_FALSE(k.ok());
   EXPECT_TRUE(k.status().message().starts_with("invalid JSON: parse error at line 1, column "))

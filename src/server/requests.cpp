@@ -200,6 +200,9 @@ Result<Json> parse_body(std::string_view body) {
     return Json::parse(body.begin(), body.end());
   } catch (const nlohmann::json::parse_error& e) {
     return invalid_argument("invalid JSON: " + short_parse_error(e.what()));
+  } catch (const nlohmann::json::out_of_range&) {
+    // A number beyond a double's range ("1e400"); the library's message quotes all its digits.
+    return invalid_argument("invalid JSON: a number is out of range");
   }
 }
 
