@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/json_depth.h"
+
 namespace paddock::chat {
 
 namespace {
@@ -38,7 +40,9 @@ Result<ToolCall> tool_call_from_json(const json& j) {
     if (a->is_object()) {
       c.arguments = *a;
     } else if (a->is_string()) {
-      json parsed = json::parse(a->get<std::string>(), nullptr, /*allow_exceptions=*/false);
+      const std::string& text = a->get_ref<const std::string&>();
+      if (json_too_deep(text)) return invalid_argument("tool call arguments: nested too deep");
+      json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (!parsed.is_object())
         return invalid_argument("tool call arguments: expected a JSON object in the string");
       c.arguments = std::move(parsed);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <random>
 
+#include "base/json_depth.h"
+
 namespace paddock::chat {
 
 namespace {
@@ -95,7 +97,7 @@ bool ToolCallParser::accept(const json& obj, Output* out) {
   };
   auto args_of = [](const json& a) -> json {
     if (a.is_object()) return a;
-    if (a.is_string()) {
+    if (a.is_string() && !json_too_deep(a.get_ref<const std::string&>())) {
       json p = json::parse(a.get<std::string>(), nullptr, false);
       if (p.is_object()) return p;
     }
@@ -156,8 +158,12 @@ void ToolCallParser::scan(Output* out) {
       buf_.erase(0, start);
       return;
     }
-    json obj = json::parse(buf_.substr(start, end), nullptr, false);
-    if (!obj.is_discarded()) accept(obj, out);
+    // Model output is untrusted too: a deeply nested "call" would overflow the stack later.
+    const std::string_view text = std::string_view(buf_).substr(start, end);
+    if (!json_too_deep(text)) {
+      json obj = json::parse(text, nullptr, false);
+      if (!obj.is_discarded()) accept(obj, out);
+    }
     buf_.erase(0, start + end);
   }
 }

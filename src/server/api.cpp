@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "base/log.h"
 #include "server/api_util.h"
 
 namespace paddock::server {
@@ -87,7 +88,32 @@ constexpr const char* kAllowHeaders =
     "x-stainless-os, x-stainless-package-version, x-stainless-poll-helper, x-stainless-retry-count, "
     "x-stainless-runtime, x-stainless-runtime-version, x-stainless-timeout";
 
+// nlohmann's message without its "[json.exception.type_error.302] " tag.
+std::string untagged(const char* what) {
+  const std::string_view w(what);
+  const size_t tag_end = w.find("] ");
+  return std::string(tag_end == std::string_view::npos ? w : w.substr(tag_end + 2));
+}
+
 }  // namespace
+
+HttpResponse Api::run_handler(Handler handler, const HttpRequest& request, const PathParams& params) {
+  const bool openai = request.path.rfind("/v1/", 0) == 0;
+  auto error = [openai](int status, const std::string& message) {
+    return openai ? openai_error_response(status, message) : error_response(status, message);
+  };
+  // Handlers read request JSON with nlohmann accessors that throw on a wrong type; such a
+  // request is the client's mistake, so it gets a 400 in its API's error shape (without
+  // the HTTP library's 500 and its EXCEPTION_WHAT header).
+  try {
+    return (this->*handler)(request, params);
+  } catch (const nlohmann::json::exception& e) {
+    return error(400, "invalid request: " + untagged(e.what()));
+  } catch (const std::exception& e) {
+    log_error("internal error on " + request.path + ": " + e.what());
+    return error(500, "internal server error");
+  }
+}
 
 Api::Api(store::Store store, SchedulerEffects effects, ApiConfig config)
     : store_(std::move(store)),
@@ -125,7 +151,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
     if (!match(route.pattern, request.path, &params)) continue;
     path_known = true;
     if (route.method != request.method) continue;
-    return with_cors((this->*route.handler)(request, params));
+    return with_cors(run_handler(route.handler, request, params));
   }
   return with_cors(path_known ? plain(405, "405 method not allowed") : plain(404, "404 page not found"));
 }

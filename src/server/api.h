@@ -76,6 +76,8 @@ class Api {
   HttpResponse oai_models(const HttpRequest&, const PathParams&);
   HttpResponse oai_model(const HttpRequest&, const PathParams&);
 
+  // A route's handler, with exceptions turned into error responses.
+  HttpResponse run_handler(Handler handler, const HttpRequest& request, const PathParams& params);
   // The stored model behind a request's name: 400 invalid name, 404 not found.
   Result<ResolvedModel> resolve(const std::string& name);
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "base/sha256.h"
 #include "server/api.h"
 #include "server/fake_runner_test.h"
 #include "server/inference.h"
@@ -333,6 +334,96 @@ TEST_F(ApiTest, OpenAiCompletionsEmbeddingsModels) {
   EXPECT_EQ(models["data"].size(), 2u);
   EXPECT_EQ(body(call("GET", "/v1/models/tiny:latest"))["owned_by"], "library");
   EXPECT_EQ(call("GET", "/v1/models/none").status, 404);
+}
+
+std::string deep(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST_F(ApiTest, DeepJsonIsA400OnEveryRoute) {
+  const std::string d = deep(50000);
+  const std::pair<std::string, std::string> native[] = {
+      {"/api/generate", R"({"model":"tiny","prompt":"x","format":{"a":)" + d + "}}"},
+      {"/api/generate", R"({"model":"tiny","keep_alive":)" + d + "}"},
+      {"/api/chat", R"({"model":"tiny","messages":[],"format":{"a":)" + d + "}}"},
+      {"/api/create", R"({"model":"m","from":"tiny","parameters":{"stop":)" + d + "}}"},
+      {"/api/create", R"({"model":"m","from":"tiny","messages":)" + d + "}"},
+      {"/api/embed", R"({"model":"tiny","input":)" + d + "}"},
+      {"/api/show", R"({"model":)" + d + "}"},
+  };
+  for (const auto& [path, request] : native) {
+    const HttpResponse r = call("POST", path, request);
+    EXPECT_EQ(r.status, 400) << path;
+    EXPECT_EQ(body(r)["error"], "invalid JSON: nested deeper than 512 levels") << path;
+  }
+  const std::string openai[] = {
+      R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"stop":)" + d + "}",
+      R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"tools":)" + d + "}",
+      R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"schema":)" +
+          d + "}}}",
+  };
+  for (const std::string& request : openai) {
+    const HttpResponse r = call("POST", "/v1/chat/completions", request);
+    EXPECT_EQ(r.status, 400);
+    EXPECT_EQ(body(r)["error"]["type"], "invalid_request_error");
+  }
+  // Deep JSON hidden in a string that gets parsed later: a tool call's arguments.
+  const std::string args = R"({"a":)" + deep(50000) + "}";
+  HttpResponse r = call(
+      "POST", "/api/chat",
+      R"({"model":"thinker","messages":[{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":")" +
+          args + R"("}}]}]})");
+  EXPECT_EQ(r.status, 400);
+  r = call(
+      "POST", "/v1/chat/completions",
+      R"({"model":"thinker","messages":[{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"f","arguments":")" +
+          args + R"("}}]}]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(script_->loads_count, 0);
+}
+
+TEST_F(ApiTest, WrongJsonTypesAre400sInTheRoutesOwnShape) {
+  const std::pair<std::string, std::string> openai[] = {
+      {"/v1/chat/completions", R"({"model":"tiny","messages":[{"role":5,"content":"x"}]})"},
+      {"/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":[{"type":7}]}]})"},
+      {"/v1/chat/completions",
+       R"({"model":"tiny","messages":[{"role":"user","content":"x"}],"stream_options":{"include_usage":"yes"}})"},
+      {"/v1/completions", R"({"model":"tiny","prompt":"x","stream_options":{"include_usage":1}})"},
+      {"/v1/embeddings", R"({"model":"tiny","input":"a","encoding_format":5})"},
+  };
+  for (const auto& [path, request] : openai) {
+    HttpResponse r;
+    ASSERT_NO_THROW(r = call("POST", path, request)) << request;
+    EXPECT_EQ(r.status, 400) << request;
+    const Json j = body(r);
+    EXPECT_EQ(j["error"]["type"], "invalid_request_error") << request;
+    EXPECT_TRUE(j["error"]["message"].get<std::string>().starts_with("invalid request: type must be"))
+        << j.dump();
+    EXPECT_TRUE(r.headers.empty());
+  }
+}
+
+TEST_F(ApiTest, ErrorsAreShortAndPrivate) {
+  // A large invalid body is not echoed back.
+  const HttpResponse big = call("POST", "/api/generate", "{\"model\":\"" + std::string(4 << 20, 'x'));
+  EXPECT_EQ(big.status, 400);
+  EXPECT_LT(big.body.size(), 1024u);
+  const HttpResponse big_openai = call("POST", "/v1/chat/completions", std::string(4 << 20, '['));
+  EXPECT_EQ(big_openai.status, 400);
+  EXPECT_LT(big_openai.body.size(), 1024u);
+  // A corrupt GGUF at create is the client's mistake, and the answer names no store path.
+  const std::string gguf = std::string("GGUF\x03\x00\x00\x00", 8) + std::string(24, '\xff');
+  const std::string digest = "sha256:" + sha256_hex(gguf);
+  ASSERT_EQ(call("POST", "/api/blobs/" + digest, gguf).status, 201);
+  const HttpResponse r = call("POST", "/api/create",
+                              R"({"model":"broken","files":{"m.gguf":")" + digest + R"("},"stream":false})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.body.find(store_.root()), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("/blobs/"), std::string::npos) << r.body;
+  // Streamed, the error line is as private.
+  const auto out =
+      lines(call("POST", "/api/create", R"({"model":"broken","files":{"m.gguf":")" + digest + R"("}})"));
+  ASSERT_FALSE(out.empty());
+  ASSERT_TRUE(out.back().contains("error"));
+  EXPECT_EQ(out.back()["error"].get<std::string>().find(store_.root()), std::string::npos);
 }
 
 }  // namespace

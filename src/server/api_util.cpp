@@ -1,5 +1,6 @@
 #include "server/api_util.h"
 
+#include <algorithm>
 #include <ctime>
 
 namespace paddock::server {
@@ -11,8 +12,59 @@ HttpResponse json_response(int status, const Json& body) {
   return r;
 }
 
+namespace {
+
+// A path starts with '/' at the start of the message or after a space, quote, bracket or '=';
+// so "http://host/x" and "library/llama" are not paths.
+bool starts_path(std::string_view m, size_t i) {
+  if (m[i] != '/') return false;
+  if (i == 0) return true;
+  const char before = m[i - 1];
+  return before == ' ' || before == '"' || before == '\'' || before == '(' || before == '[' || before == '=';
+}
+
+bool ends_path(char c) {
+  return c == ' ' || c == '"' || c == '\'' || c == ':' || c == ',' || c == ')' || c == ']' || c == '\n';
+}
+
+}  // namespace
+
+std::string public_message(std::string_view message) {
+  std::string out;
+  out.reserve(std::min(message.size(), kMaxErrorBytes));
+  for (size_t i = 0; i < message.size() && out.size() <= kMaxErrorBytes;) {
+    if (!starts_path(message, i)) {
+      out += message[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < message.size() && !ends_path(message[end])) ++end;
+    std::string_view path = message.substr(i, end - i);
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    out += path.substr(path.rfind('/') + 1);
+    i = end;
+  }
+  if (out.size() > kMaxErrorBytes) {
+    size_t n = kMaxErrorBytes - 3;
+    while (n > 0 && (static_cast<unsigned char>(out[n]) & 0xC0) == 0x80) --n;
+    out.resize(n);
+    out += "...";
+  }
+  return out;
+}
+
 HttpResponse error_response(int status, const std::string& message) {
-  return json_response(status, Json{{"error", message}});
+  return json_response(status, Json{{"error", public_message(message)}});
+}
+
+HttpResponse openai_error_response(int status, const std::string& message) {
+  const char* type = status == 400   ? "invalid_request_error"
+                     : status == 404 ? "not_found_error"
+                                     : "api_error";
+  return json_response(status, Json{{"error", Json{{"message", public_message(message)},
+                                                   {"type", type},
+                                                   {"param", nullptr},
+                                                   {"code", nullptr}}}});
 }
 
 int http_status(const Status& s) {

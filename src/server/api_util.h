@@ -1,10 +1,13 @@
 // Small helpers shared by the route files: JSON/error responses, Status -> HTTP status,
 // RFC3339Nano timestamps, and the resolved-model bundle the inference routes use.
+// Every error message a client sees goes through public_message (docs/security.md): short,
+// and without absolute paths.
 //   return error_response(404, "model \"x\" not found, try pulling it first");
 #pragma once
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "server/http_types.h"
@@ -19,8 +22,18 @@ struct ResolvedModel {
   ModelIdentity key;  // what the scheduler and /api/ps show
 };
 
+// Longer messages are cut (at a UTF-8 boundary) and end in "...".
+inline constexpr size_t kMaxErrorBytes = 512;
+
+// `message` as a client may see it: each absolute path shortened to its last component (store
+// and temp paths name the user's home and the store's layout), then at most kMaxErrorBytes.
+std::string public_message(std::string_view message);
+
 HttpResponse json_response(int status, const Json& body);
+// Ollama's {"error": "..."}.
 HttpResponse error_response(int status, const std::string& message);
+// OpenAI's {"error": {"message", "type", "param", "code"}}; the type follows the status.
+HttpResponse openai_error_response(int status, const std::string& message);
 // kInvalidArgument -> 400, kNotFound -> 404, kCancelled -> 499, kUnavailable -> 503, else 500.
 int http_status(const Status& s);
 HttpResponse error_response(const Status& s);

@@ -61,6 +61,13 @@ Status serve(Api& api, const HostPort& where) {
   http.set_payload_max_length(std::numeric_limits<size_t>::max());  // JSON bodies are limited by Api
   http.set_read_timeout(std::chrono::minutes(10));
   http.set_write_timeout(std::chrono::minutes(10));
+  // Api::handle answers its handlers' exceptions itself; anything thrown around it (an
+  // allocation failure) must not reach the client as httplib's EXCEPTION_WHAT header.
+  http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
+    log_error("unhandled exception on " + req.method + " " + req.path);
+    res.status = 500;
+    res.set_content("{\"error\":\"internal server error\"}", "application/json; charset=utf-8");
+  });
 
   auto dispatch = [&api](const httplib::Request& req, httplib::Response& res,
                          const httplib::ContentReader* reader) {
@@ -71,7 +78,7 @@ Status serve(Api& api, const HostPort& where) {
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     char line[512];
-    std::snprintf(line, sizeof(line), "[GIN] | %3d | %12.3fms | %15s | %-7s \"%s\"", out.status, ms,
+    std::snprintf(line, sizeof(line), "[GIN] | %3d | %12.3fms | %15s | %-7s %s", out.status, ms,
                   req.remote_addr.c_str(), req.method.c_str(), req.path.c_str());
     log_info(line);
   };
@@ -93,7 +100,7 @@ Status serve(Api& api, const HostPort& where) {
     if (!ok) {
       res.status = 413;
       res.set_content("{\"error\":\"request body too large\"}", "application/json; charset=utf-8");
-      log_info("[GIN] | 413 | " + req.method + " \"" + req.path + "\"");
+      log_info("[GIN] | 413 | " + req.method + " " + req.path);
       return;
     }
     httplib::Request copy = req;

@@ -90,7 +90,8 @@ HttpResponse ndjson_stream(std::function<Status(const SendFn&)> body) {
       return open;
     };
     const Status s = body(send);
-    if (!s.is_ok() && open && s.code() != Code::kCancelled) send(Json{{"error", s.message()}});
+    if (!s.is_ok() && open && s.code() != Code::kCancelled)
+      send(Json{{"error", public_message(s.message())}});
   };
   return r;
 }

@@ -1,7 +1,10 @@
 #include "server/options.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "base/log.h"
 
@@ -66,21 +69,54 @@ std::optional<double> get_float(const std::map<std::string, store::ParamValue>& 
   return std::nullopt;
 }
 
+// The unknown keys of one request as one short warning: a request may send thousands of
+// keys, each of any length, and must not be able to fill the log with them.
+void warn_unknown(const std::vector<std::string>& keys) {
+  constexpr size_t kShownKeys = 5, kShownBytes = 64;
+  std::string list;
+  for (size_t i = 0; i < std::min(keys.size(), kShownKeys); ++i) {
+    size_t n = std::min(keys[i].size(), kShownBytes);
+    while (n < keys[i].size() && n > 0 && (static_cast<unsigned char>(keys[i][n]) & 0xC0) == 0x80) --n;
+    list += (i ? ", " : "") + keys[i].substr(0, n) + (n < keys[i].size() ? "..." : "");
+  }
+  if (keys.size() > kShownKeys) list += " and " + std::to_string(keys.size() - kShownKeys) + " more";
+  log_warn("invalid options provided: " + list);
+}
+
+// Ollama's meanings kept (0 or unset = automatic, num_gpu -1 = auto, num_keep -1 = the whole
+// prompt, top_k 0 = off); out-of-range values are brought to the nearest sane one instead of
+// reaching the runner, where num_thread 2147483647 meant that many threads.
+void clamp(EffectiveOptions* o, int64_t cpus) {
+  if (o->num_ctx < 0) o->num_ctx = 0;
+  if (o->num_ctx > 0) o->num_ctx = std::clamp(o->num_ctx, kMinNumCtx, kMaxNumCtx);
+  const int64_t ctx_cap = o->num_ctx > 0 ? o->num_ctx : kMaxNumCtx;
+  if (o->num_batch && *o->num_batch <= 0) o->num_batch.reset();
+  if (o->num_batch) o->num_batch = std::min(*o->num_batch, ctx_cap);
+  if (o->num_thread && *o->num_thread <= 0) o->num_thread.reset();
+  if (o->num_thread) o->num_thread = std::min(*o->num_thread, std::max<int64_t>(cpus, 1));
+  if (o->num_gpu) o->num_gpu = std::clamp<int64_t>(*o->num_gpu, -1, kMaxNumGpu);
+  runner::SamplingOptions& s = o->sampling;
+  if (s.num_keep) s.num_keep = std::clamp<int64_t>(*s.num_keep, -1, ctx_cap - 1);
+  if (s.top_k) s.top_k = std::clamp<int64_t>(*s.top_k, 0, kMaxTopK);
+}
+
 }  // namespace
 
 Result<EffectiveOptions> effective_options(const store::Params& model_params, const Json& request) {
   std::map<std::string, store::ParamValue> m = model_params.values();
+  std::vector<std::string> unknown;
   if (request.is_object()) {
     for (const auto& [key, value] : request.items()) {
       const store::ParamSpec* spec = store::find_param_spec(key);
       if (!spec) {
-        log_warn("invalid option provided: option=" + key);
+        unknown.push_back(key);
         continue;
       }
       if (value.is_null()) continue;
       PADDOCK_ASSIGN(m[key], convert(key, spec->type, value));
     }
   }
+  if (!unknown.empty()) warn_unknown(unknown);
   EffectiveOptions o;
   runner::SamplingOptions& s = o.sampling;
   s.temperature = get_float(m, "temperature");
@@ -102,6 +138,7 @@ Result<EffectiveOptions> effective_options(const store::Params& model_params, co
   o.num_batch = get_int(m, "num_batch");
   o.num_thread = get_int(m, "num_thread");
   o.num_gpu = get_int(m, "num_gpu");
+  clamp(&o, std::thread::hardware_concurrency());
   return o;
 }
 

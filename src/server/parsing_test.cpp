@@ -1,5 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <thread>
+
+#include "base/json_depth.h"
+#include "server/api_util.h"
+
 #include "server/cors.h"
 #include "server/duration.h"
 #include "server/host.h"
@@ -156,6 +162,110 @@ TEST(Options, MergeAndTypes) {
   EXPECT_DOUBLE_EQ(*o->sampling.temperature, 0.0);
   EXPECT_EQ(effective_options(model, Json::parse(R"({"top_k":"many"})")).status().message(),
             "option \"top_k\" must be of type integer");
+}
+
+std::string nested(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(Requests, DeepJsonIsRefusedBeforeParsing) {
+  // The outer object is a level of its own.
+  EXPECT_TRUE(parse_body("{\"format\":" + nested(kMaxJsonDepth - 1) + "}").ok());
+  for (const size_t depth : {kMaxJsonDepth, size_t{50000}}) {
+    const auto j = parse_body("{\"format\":" + nested(depth) + "}");
+    ASSERT_FALSE(j.ok()) << depth;
+    EXPECT_EQ(j.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(j.status().message(), "invalid JSON: nested deeper than 512 levels");
+  }
+}
+
+TEST(Requests, ParseErrorsDoNotQuoteTheBody) {
+  const std::string huge = "{\"model\":\"" + std::string(1 << 20, 'x');  // never closed
+  const auto j = parse_body(huge);
+  ASSERT_FALSE(j.ok());
+  EXPECT_LT(j.status().message().size(), 200u) << j.status().message().substr(0, 300);
+  EXPECT_EQ(j.status().message().find("xxxx"), std::string::npos);
+  for (const std::string& number : {std::string("[1e400]"), "[" + std::string(100000, '6') + "e99999]"}) {
+    const auto n = parse_body(number);
+    ASSERT_FALSE(n.ok());
+    EXPECT_EQ(n.status().message(), "invalid JSON: a number is out of range");
+  }
+  const auto k = parse_body(R"({"a" 1})");
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(k.status().message().starts_with("invalid JSON: parse error at line 1, column "))
+      << k.status().message();
+  EXPECT_TRUE(k.status().message().ends_with("; expected ':'")) << k.status().message();
+}
+
+TEST(Requests, ErrorsQuoteOnlyAnExcerpt) {
+  Json big = Json::array();
+  for (int i = 0; i < 10000; ++i) big.push_back(i);
+  auto g = parse_generate(Json{{"format", big}});
+  ASSERT_FALSE(g.ok());
+  EXPECT_LT(g.status().message().size(), 200u);
+  EXPECT_NE(g.status().message().find("invalid format: [0,1,2,"), std::string::npos) << g.status().message();
+  EXPECT_EQ(json_excerpt(Json("short")), "\"short\"");
+}
+
+TEST(ApiUtil, PublicMessagesHaveNoPathsAndAreShort) {
+  EXPECT_EQ(public_message("/home/u/.ollama/models/blobs/sha256-ab: unexpected end of file"),
+            "sha256-ab: unexpected end of file");
+  EXPECT_EQ(public_message("open \"/tmp/paddock-x/models/\" failed (/var/lib/x.gguf)"),
+            "open \"models\" failed (x.gguf)");
+  EXPECT_EQ(public_message("pull http://host/v2/x failed for library/llama"),
+            "pull http://host/v2/x failed for library/llama");
+  const std::string long_message = public_message(std::string(5000, 'e'));
+  EXPECT_EQ(long_message.size(), kMaxErrorBytes);
+  EXPECT_TRUE(long_message.ends_with("..."));
+  // Cut at a character boundary: 'é' is two bytes.
+  const std::string accents = public_message(std::string(1, 'a') + [] {
+    std::string s;
+    for (int i = 0; i < 400; ++i) s += "é";
+    return s;
+  }());
+  EXPECT_TRUE(accents.ends_with("é...")) << accents.substr(accents.size() - 8);
+}
+
+TEST(Options, ResourceOptionsAreClamped) {
+  const auto opts = [](const char* json) {
+    auto o = effective_options(store::Params(), Json::parse(json));
+    EXPECT_TRUE(o.ok()) << json;
+    return std::move(o).value();
+  };
+  const int64_t cpus = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(*opts(R"({"num_thread":2147483647})").num_thread, cpus);
+  EXPECT_EQ(*opts(R"({"num_thread":1})").num_thread, 1);
+  EXPECT_FALSE(opts(R"({"num_thread":-5})").num_thread.has_value());  // automatic
+  EXPECT_FALSE(opts(R"({"num_thread":0})").num_thread.has_value());
+  EXPECT_EQ(opts(R"({"num_ctx":1})").num_ctx, 4);   // Ollama's minimum
+  EXPECT_EQ(opts(R"({"num_ctx":-1})").num_ctx, 0);  // the model's default
+  EXPECT_EQ(opts(R"({"num_ctx":1099511627776})").num_ctx, kMaxNumCtx);
+  EXPECT_EQ(*opts(R"({"num_ctx":512,"num_batch":1099511627776})").num_batch, 512);
+  EXPECT_EQ(*opts(R"({"num_batch":1099511627776})").num_batch, kMaxNumCtx);
+  EXPECT_FALSE(opts(R"({"num_batch":-3})").num_batch.has_value());
+  EXPECT_EQ(*opts(R"({"num_gpu":-7})").num_gpu, -1);  // automatic
+  EXPECT_EQ(*opts(R"({"num_gpu":0})").num_gpu, 0);
+  EXPECT_EQ(*opts(R"({"num_gpu":1099511627776})").num_gpu, kMaxNumGpu);
+  EXPECT_EQ(*opts(R"({"num_keep":-9})").sampling.num_keep, -1);  // the whole prompt
+  EXPECT_EQ(*opts(R"({"num_ctx":512,"num_keep":1099511627776})").sampling.num_keep, 511);
+  EXPECT_EQ(*opts(R"({"top_k":-3})").sampling.top_k, 0);  // off
+  EXPECT_EQ(*opts(R"({"top_k":40})").sampling.top_k, 40);
+  EXPECT_EQ(*opts(R"({"top_k":1099511627776})").sampling.top_k, kMaxTopK);
+  // A model's PARAMETERs are clamped the same way.
+  store::Params model;
+  ASSERT_TRUE(model.set("num_thread", "100000").is_ok());
+  EXPECT_EQ(*effective_options(model, Json::object())->num_thread, cpus);
+}
+
+TEST(Options, OneShortWarningForUnknownKeys) {
+  Json request = Json::object();
+  request["x\ntime=2026-01-01T00:00:00 level=ERROR msg=\"forged\""] = 1;
+  for (int i = 0; i < 1000; ++i) request["unknown_" + std::to_string(i) + std::string(1000, 'k')] = i;
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(effective_options(store::Params(), request).ok());
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  EXPECT_LT(log.size(), 1024u);
+  EXPECT_NE(log.find("invalid options provided: "), std::string::npos) << log;
+  EXPECT_NE(log.find("and 996 more"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "base/json_depth.h"
+
 namespace paddock::server {
 
 namespace {
@@ -106,7 +108,7 @@ Status read_think(const Json& j, Think* out) {
       return Status::ok();
     }
   }
-  return invalid_argument("invalid think value: " + it->dump() +
+  return invalid_argument("invalid think value: " + json_excerpt(*it) +
                           " (must be \"high\", \"medium\", \"low\", \"max\", true, or false)");
 }
 
@@ -121,7 +123,7 @@ Status read_format(const Json& j, Json* out) {
     *out = *it;
     return Status::ok();
   }
-  return invalid_argument("invalid format: " + it->dump() +
+  return invalid_argument("invalid format: " + json_excerpt(*it) +
                           "; expected \"json\" or a valid JSON Schema object");
 }
 
@@ -164,22 +166,44 @@ Status read_digest_map(const Json& j, const char* key, std::map<std::string, std
   return Status::ok();
 }
 
+// nlohmann's message without its "[json.exception.parse_error.101] " tag and without the
+// "; last read: '...'" part, which quotes the input (a 30 MB string literal, all of it).
+std::string short_parse_error(const std::string& what) {
+  std::string m = what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2);
+  const size_t last_read = m.find("; last read: ");
+  if (last_read == std::string::npos) return m;
+  // The parser's own "; expected ';'" comes last and is short; a longer one is in the quote.
+  const size_t expected = m.rfind("; expected ");
+  const bool has_expected =
+      expected != std::string::npos && expected > last_read && m.size() - expected <= 48;
+  const std::string tail = has_expected ? m.substr(expected) : "";
+  return m.substr(0, last_read) + tail;
+}
+
 }  // namespace
+
+std::string json_excerpt(const Json& v) {
+  constexpr size_t kMaxExcerpt = 64;
+  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (s.size() <= kMaxExcerpt) return s;
+  size_t n = kMaxExcerpt;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "...";
+}
 
 Result<Json> parse_body(std::string_view body) {
   if (body.empty()) return invalid_argument("missing request body");
-  Json j = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    // Re-parse with exceptions only to get the parser's position-bearing message.
-    try {
-      const Json unused = Json::parse(body.begin(), body.end());
-      (void)unused;
-    } catch (const nlohmann::json::exception& e) {
-      return invalid_argument(e.what());
-    }
-    return invalid_argument("invalid JSON body");
+  if (json_too_deep(body)) {
+    return invalid_argument("invalid JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   }
-  return j;
+  try {
+    return Json::parse(body.begin(), body.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    return invalid_argument("invalid JSON: " + short_parse_error(e.what()));
+  } catch (const nlohmann::json::out_of_range&) {
+    // A number beyond a double's range ("1e400"); the library's message quotes all its digits.
+    return invalid_argument("invalid JSON: a number is out of range");
+  }
 }
 
 Result<GenerateRequest> parse_generate(const Json& j) {

@@ -91,8 +91,12 @@ struct CreateRequest {
   bool stream = true;
 };
 
-// The body as JSON: empty -> "missing request body"; malformed -> the parser's message.
+// The body as JSON: empty -> "missing request body"; nested deeper than kMaxJsonDepth
+// (base/json_depth.h) or malformed -> a short message that does not quote the body.
 Result<Json> parse_body(std::string_view body);
+
+// `v` for an error message: its JSON text, cut to a few dozen bytes.
+std::string json_excerpt(const Json& v);
 
 Result<GenerateRequest> parse_generate(const Json& j);
 Result<ChatRequest> parse_chat(const Json& j);

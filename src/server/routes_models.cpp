@@ -289,7 +289,10 @@ HttpResponse Api::create(const HttpRequest& http, const PathParams&) {
       }
       send(j);
     };
-    PADDOCK_TRY(store::create_model(store_, n, mf, opts));
+    const Status created = store::create_model(store_, n, mf, opts);
+    // The files come from the client: a malformed GGUF is its mistake (400), not ours (500).
+    if (created.code() == Code::kCorrupt) return invalid_argument(created.message());
+    PADDOCK_TRY(created);
     send(Json{{"status", "success"}});
     return Status::ok();
   };

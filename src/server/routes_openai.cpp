@@ -6,6 +6,7 @@
 #include <ctime>
 #include <map>
 
+#include "base/json_depth.h"
 #include "server/api.h"
 #include "server/api_util.h"
 
@@ -13,22 +14,13 @@ namespace paddock::server {
 
 namespace {
 
-HttpResponse oai_error(int status, const std::string& message) {
-  const char* type = status == 400   ? "invalid_request_error"
-                     : status == 404 ? "not_found_error"
-                                     : "api_error";
-  return json_response(
-      status,
-      Json{{"error", Json{{"message", message}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}});
-}
-
 // A native error response re-wrapped as an OpenAI error.
 HttpResponse rewrap_error(const HttpResponse& native) {
   auto j = Json::parse(native.body, nullptr, false);
   const std::string msg = j.is_object() && j.contains("error") && j["error"].is_string()
                               ? j["error"].get<std::string>()
                               : native.body;
-  return oai_error(native.status, msg);
+  return openai_error_response(native.status, msg);
 }
 
 std::string make_id(const char* prefix) {
@@ -56,11 +48,11 @@ Status fill_options(const Json& in, Json* native) {
       opts["stop"] = Json::array({stop});
     } else if (stop.is_array()) {
       for (const Json& s : stop) {
-        if (!s.is_string()) return invalid_argument("invalid type for 'stop' field: " + s.dump());
+        if (!s.is_string()) return invalid_argument("invalid type for 'stop' field: " + json_excerpt(s));
       }
       opts["stop"] = stop;
     } else {
-      return invalid_argument("invalid type for 'stop' field: " + stop.dump());
+      return invalid_argument("invalid type for 'stop' field: " + json_excerpt(stop));
     }
   }
   (*native)["options"] = opts;
@@ -128,7 +120,9 @@ Result<Json> translate_messages(const Json& in) {
         const Json& f = c["function"];
         Json args = Json::object();
         if (f.contains("arguments") && f["arguments"].is_string()) {
-          args = Json::parse(f["arguments"].get<std::string>(), nullptr, false);
+          const std::string& text = f["arguments"].get_ref<const std::string&>();
+          if (json_too_deep(text)) return invalid_argument("invalid tool call arguments: nested too deep");
+          args = Json::parse(text, nullptr, false);
           if (args.is_discarded() || !args.is_object())
             return invalid_argument("invalid tool call arguments");
         }
@@ -256,9 +250,9 @@ HttpResponse sse_from_ndjson(HttpResponse native, std::function<bool(const Json&
 
 HttpResponse Api::oai_chat(const HttpRequest& http, const PathParams& params) {
   auto body = parse_body(http.body);
-  if (!body.ok()) return oai_error(400, body.status().message());
+  if (!body.ok()) return openai_error_response(400, body.status().message());
   auto native = translate_chat(*body);
-  if (!native.ok()) return oai_error(http_status(native.status()), native.status().message());
+  if (!native.ok()) return openai_error_response(http_status(native.status()), native.status().message());
   const bool stream = (*native)["stream"].get<bool>();
   const bool include_usage = body->contains("stream_options") && (*body)["stream_options"].is_object() &&
                              (*body)["stream_options"].value("include_usage", false);
@@ -332,14 +326,14 @@ HttpResponse Api::oai_chat(const HttpRequest& http, const PathParams& params) {
 
 HttpResponse Api::oai_completions(const HttpRequest& http, const PathParams& params) {
   auto body = parse_body(http.body);
-  if (!body.ok()) return oai_error(400, body.status().message());
-  if (!body->is_object()) return oai_error(400, "invalid request body");
+  if (!body.ok()) return openai_error_response(400, body.status().message());
+  if (!body->is_object()) return openai_error_response(400, "invalid request body");
   Json native = Json::object();
   const Status s = fill_options(*body, &native);
-  if (!s.is_ok()) return oai_error(400, s.message());
+  if (!s.is_ok()) return openai_error_response(400, s.message());
   if (body->contains("prompt")) {
     if (!(*body)["prompt"].is_string())
-      return oai_error(400, "invalid type for 'prompt' field: expected a string");
+      return openai_error_response(400, "invalid type for 'prompt' field: expected a string");
     native["prompt"] = (*body)["prompt"];
   }
   if (body->contains("suffix") && (*body)["suffix"].is_string()) native["suffix"] = (*body)["suffix"];
@@ -385,8 +379,8 @@ HttpResponse Api::oai_completions(const HttpRequest& http, const PathParams& par
 
 HttpResponse Api::oai_embeddings(const HttpRequest& http, const PathParams& params) {
   auto body = parse_body(http.body);
-  if (!body.ok()) return oai_error(400, body.status().message());
-  if (!body->is_object()) return oai_error(400, "invalid request body");
+  if (!body.ok()) return openai_error_response(400, body.status().message());
+  if (!body->is_object()) return openai_error_response(400, "invalid request body");
   Json native{{"model", body->value("model", Json(""))}};
   const Json input = body->contains("input") ? (*body)["input"] : Json();
   if (input.is_string()) {
@@ -394,12 +388,13 @@ HttpResponse Api::oai_embeddings(const HttpRequest& http, const PathParams& para
   } else if (input.is_array() && !input.empty()) {
     native["input"] = input;
   } else {
-    return oai_error(400, "invalid input");
+    return openai_error_response(400, "invalid input");
   }
   if (body->contains("dimensions")) native["dimensions"] = (*body)["dimensions"];
   const std::string encoding = body->value("encoding_format", "float");
   if (encoding != "float" && encoding != "base64") {
-    return oai_error(400, "invalid encoding format: \"" + encoding + "\" (must be \"float\" or \"base64\")");
+    return openai_error_response(
+        400, "invalid encoding format: \"" + encoding + "\" (must be \"float\" or \"base64\")");
   }
   HttpRequest inner = http;
   inner.body = native.dump();
@@ -451,7 +446,7 @@ Json oai_model_object(const store::ModelSummary& m) {
 
 HttpResponse Api::oai_models(const HttpRequest&, const PathParams&) {
   auto list = store_.list();
-  if (!list.ok()) return oai_error(500, list.status().message());
+  if (!list.ok()) return openai_error_response(500, list.status().message());
   Json data = Json::array();
   for (const auto& m : *list) data.push_back(oai_model_object(m));
   return json_response(200, Json{{"object", "list"}, {"data", data}});
@@ -466,7 +461,7 @@ HttpResponse Api::oai_model(const HttpRequest&, const PathParams& params) {
       if (m.name.equal_fold(*name)) return json_response(200, oai_model_object(m));
     }
   }
-  return oai_error(404, "model \"" + id + "\" not found");
+  return openai_error_response(404, "model \"" + id + "\" not found");
 }
 
 }  // namespace paddock::server

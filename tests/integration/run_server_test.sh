@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Starts `paddock serve` on a free port over a temp copy of fixtures/ollama-store, runs one
-# suite against it (curl | clients), stops the server. The clients suite also gets a local
-# docker-registry (REGISTRY=host:port) for pull and push when it is installed. Exit 77 =
-# skipped (said loudly).
+# suite against it (curl | hardening | clients; BASE, SERVER_PID and SERVER_LOG exported),
+# stops the server. The clients suite also gets a local docker-registry (REGISTRY=host:port)
+# for pull and push when it is installed. Exit 77 = skipped (said loudly).
 set -euo pipefail
 suite=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,9 +40,9 @@ for _ in $(seq 100); do
   curl -fs "http://127.0.0.1:$port/" >/dev/null 2>&1 && break
   sleep 0.1
 done
-export BASE="http://127.0.0.1:$port"
-if [ "$suite" = curl ]; then
-  bash "$here/server_curl.sh"
+export BASE="http://127.0.0.1:$port" SERVER_PID=$server SERVER_LOG="$work/server.log"
+if [ "$suite" = curl ] || [ "$suite" = hardening ]; then
+  bash "$here/server_$suite.sh"
 else
   node "$here/clients.mjs"
 fi
@@ -51,5 +51,5 @@ status=$?
 kill -TERM "$server"
 for _ in $(seq 50); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$server" 2>/dev/null; then echo "FAIL: server did not stop on SIGTERM" >&2; exit 1; fi
-grep -q '"/api/tags"' "$work/server.log" || { echo "FAIL: no request log line" >&2; cat "$work/server.log"; exit 1; }
+grep -q 'GET */api/tags"$' "$work/server.log" || { echo "FAIL: no request log line" >&2; cat "$work/server.log"; exit 1; }
 exit $status
