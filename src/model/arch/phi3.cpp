@@ -3,38 +3,11 @@
 // row blocks of those matrices; NeoX RoPE. Files with LongRoPE factors (the 128k-context
 // variants) are refused: their RoPE also scales attention, which paddock's rope lacks.
 #include "model/arch/archs.h"
-#include "model/blocks.h"
+#include "model/pre_norm_decoder.h"
 
 namespace paddock {
 
 namespace {
-
-struct Phi3Weights {
-  EmbdHeadWeights embd_head;
-  std::vector<PreNormLayerWeights> layers;
-};
-
-class Phi3Model final : public Model {
- public:
-  Phi3Model(HParams hp, Phi3Weights w) : Model(std::move(hp)), w_(std::move(w)) {}
-
- protected:
-  RopeParams rope() const override { return rope_params(hp_, RopeMode::kNeox); }
-  std::optional<TensorView> rope_factors() const override { return std::nullopt; }
-  TensorView compute(ForwardContext& c, std::span<const int32_t> tokens) const override {
-    const size_t mark = c.g.mark();  // each layer's end releases all but its output
-    TensorView x = c.g.get_rows(w_.embd_head.tok_embd, tokens, "embd");  // [n_embd, n_tokens]
-    for (int64_t il = 0; il < hp_.n_layer; ++il) {
-      c.g.set_layer(il);
-      x = pre_norm_layer(c, il, x, w_.layers[static_cast<size_t>(il)]);  // [n_embd, n_tokens; n_out after the last]
-      c.g.release_since(mark, x);
-    }
-    return lm_head(c, x, w_.embd_head);  // [n_vocab or n_embd, n_out]
-  }
-
- private:
-  Phi3Weights w_;
-};
 
 Result<PreNormLayerWeights> bind_layer(WeightBinder& b, const HParams& hp, int64_t il) {
   PreNormLayerWeights w;
@@ -68,13 +41,13 @@ Result<std::unique_ptr<Model>> load_phi3(const gguf::File& file, Backend& backen
   if (b.has("rope_factors_long.weight") || b.has("rope_factors_short.weight")) {
     return unsupported("phi3 with LongRoPE factors (the 128k-context models) is not supported yet");
   }
-  Phi3Weights w;
+  PreNormDecoderWeights w;
   PADDOCK_ASSIGN(w.embd_head, bind_embd_head(b, hp));
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     PADDOCK_ASSIGN(PreNormLayerWeights l, bind_layer(b, hp, il));
     w.layers.push_back(std::move(l));
   }
-  return std::unique_ptr<Model>(std::make_unique<Phi3Model>(std::move(hp), std::move(w)));
+  return make_pre_norm_decoder(std::move(hp), std::move(w), RopeMode::kNeox);
 }
 
 }  // namespace paddock

@@ -1,0 +1,26 @@
+// The decoder made of llama's pre-norm layers only (llama, qwen2, qwen3, phi3): token
+// embeddings, each layer as pre_norm_layer (blocks.h), the head. Their arch files bind the
+// weights and name the RoPE; an architecture whose layer departs from llama's writes its own
+// Model subclass and layer loop (arch/gemma3.cpp).
+//   PreNormDecoderWeights w;  ...bind...
+//   return make_pre_norm_decoder(std::move(hp), std::move(w), RopeMode::kNeox);
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "model/blocks.h"
+#include "model/model.h"
+
+namespace paddock {
+
+struct PreNormDecoderWeights {
+  EmbdHeadWeights embd_head;
+  std::optional<TensorView> rope_freqs;  // [n_rot / 2], llama's rope_freqs.weight
+  std::vector<PreNormLayerWeights> layers;
+};
+
+std::unique_ptr<Model> make_pre_norm_decoder(HParams hp, PreNormDecoderWeights w, RopeMode mode);
+
+}  // namespace paddock
