@@ -3,7 +3,9 @@
 # llama.cpp is Debian's build (sid's llama.cpp-tools, with ggml's CPU variants picked by
 # CPUID), installed into a sid chroot so this Debian 12 machine is left as it is. Needs root.
 #   sudo bench/vs_llama_cpp.sh [-r ROUNDS] [-t THREADS] FILE.gguf...
-# Prints llama-bench's pp512 / tg128 rows and paddock bench's, with its bandwidth probe.
+# Prints llama-bench's pp512 / tg128 rows and paddock bench's, with its bandwidth probe. An
+# embedding model (a file with <arch>.pooling_type) is measured as embeddings of 128-token
+# inputs instead: llama-bench -embd 1's pp128 row and paddock bench's pp128 and sequences/s.
 set -euo pipefail
 
 rounds=3
@@ -61,6 +63,13 @@ for ((round = 1; round <= rounds; round++)); do
   for ((i = 0; i < ${#files[@]}; i++)); do
     file=${files[$i]}
     echo "== round $round: $(basename "$file")"
+    if "$paddock" show "$file" --verbose 2>/dev/null | grep '\.pooling_type ' >/dev/null; then  # not -q: pipefail would see SIGPIPE
+      echo "-- llama.cpp (embeddings)"
+      chroot "$chroot_dir" llama-bench -m "${inside[$i]}" -t "$threads" -r 3 -p 128 -n 0 -embd 1 2>&1 | grep -E "pp128"
+      echo "-- paddock (embeddings)"
+      "$paddock" bench -m "$file" -t "$threads" -r 3 -p 128 2>&1 | grep -E "pp128|sequences|bandwidth"
+      continue
+    fi
     echo "-- llama.cpp"
     chroot "$chroot_dir" llama-bench -m "${inside[$i]}" -t "$threads" -r 3 2>&1 | grep -E "pp512|tg128"
     echo "-- paddock"

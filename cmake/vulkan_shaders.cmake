@@ -8,8 +8,9 @@ function(paddock_vulkan_shaders out_var)
   set(weight_types F32 F16 BF16 Q4_0 Q8_0 Q4_K Q5_K Q6_K)
   set(kv_types F32 F16 Q8_0 Q4_0)
   set(copy_types F32 F16 BF16 Q8_0 Q4_0)
-  set(variants "rms_norm|rms_norm.comp|" "add|binary.comp|OP_ADD" "mul|binary.comp|OP_MUL"
-               "swiglu|glu.comp|" "geglu|glu.comp|GELU" "scale|scale.comp|" "rope|rope.comp|")
+  set(variants "rms_norm|rms_norm.comp|" "norm|rms_norm.comp|CENTER" "add|binary.comp|OP_ADD"
+               "mul|binary.comp|OP_MUL" "swiglu|glu.comp|" "geglu|glu.comp|GELU" "scale|unary.comp|SCALE"
+               "gelu|unary.comp|GELU" "rope|rope.comp|")
   foreach(t ${weight_types})
     string(TOLOWER ${t} lt)
     list(APPEND variants "get_rows_${lt}|get_rows.comp|TYPE=${t}" "mul_mat_${lt}|mul_mat.comp|TYPE=${t}")

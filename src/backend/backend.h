@@ -108,6 +108,8 @@ enum class Op : uint8_t {
   kCopy,       // dst = src0 converted to dst's type (F32, F16, BF16, Q8_0, Q4_0), any strides
   kGeglu,      // gelu(src0) * src1 with ggml's GELU (backend/gelu.h), all F32 of one shape
   kScale,      // src0 * scalar, F32, same shape
+  kNorm,       // each row: (row - mean) / sqrt(variance + eps) (LayerNorm without its affine). F32, same shape
+  kGelu,       // gelu(src0) with ggml's GELU (backend/gelu.h), F32, same shape
   kCount,
 };
 // kAttention: attention with grouped KV heads over one sequence's cache. src0 = q
@@ -120,7 +122,7 @@ enum class Op : uint8_t {
 // exp(sinks[h]) to the softmax's denominator (gpt-oss: attention that may go nowhere).
 inline constexpr size_t kOpCount = static_cast<size_t>(Op::kCount);
 inline constexpr std::array<std::string_view, kOpCount> kOpNames = {
-    "GET_ROWS", "MUL_MAT", "RMS_NORM", "MUL", "ADD", "ROPE", "SWIGLU", "FLASH_ATTN_EXT", "CPY", "GEGLU", "SCALE",
+    "GET_ROWS", "MUL_MAT", "RMS_NORM", "MUL", "ADD", "ROPE", "SWIGLU", "FLASH_ATTN_EXT", "CPY", "GEGLU", "SCALE", "NORM", "GELU",
 };
 static_assert(kOpNames.size() == kOpCount, "one name per op");
 inline std::string_view op_name(Op op) { return kOpNames[static_cast<size_t>(op)]; }

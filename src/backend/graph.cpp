@@ -160,6 +160,18 @@ TensorView Graph::scale(const TensorView& x, float s, std::string name) {
   return out;
 }
 
+TensorView Graph::norm(const TensorView& x, float eps, std::string name) {
+  TensorView out = tensor(DType::kF32, {x.ne[0], x.ne[1], x.ne[2], x.ne[3]});
+  record(Op::kNorm, std::move(name), {x}, out);
+  nodes_.back().scalar = eps;
+  return out;
+}
+
+TensorView Graph::gelu(const TensorView& x, std::string name) {
+  TensorView out = tensor(DType::kF32, {x.ne[0], x.ne[1], x.ne[2], x.ne[3]});
+  return record(Op::kGelu, std::move(name), {x}, out);
+}
+
 void Graph::attention(const TensorView& q, const TensorView& k, const TensorView& v,
                       std::span<const int32_t> pos, const AttnParams& p, const std::optional<TensorView>& sinks,
                       const TensorView& dst, std::string name) {

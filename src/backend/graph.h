@@ -34,7 +34,7 @@ struct Node {
   std::array<TensorView, 4> src{};
   int n_src = 0;
   std::span<const int32_t> ids;  // get_rows: rows; rope, attention: one position per token
-  float scalar = 0;              // rms_norm: eps
+  float scalar = 0;              // rms_norm, norm: eps; scale: the factor
   AttnParams attn;               // attention
   RopeParams rope;               // rope (src[1], when present, holds the frequency factors)
   int32_t layer = -1;            // Graph::set_layer when recorded: -1 input, n_layer output
@@ -88,6 +88,8 @@ class Graph {
   TensorView swiglu(const TensorView& gate, const TensorView& up, std::string name);
   TensorView geglu(const TensorView& gate, const TensorView& up, std::string name);
   TensorView scale(const TensorView& x, float s, std::string name);
+  TensorView norm(const TensorView& x, float eps, std::string name);
+  TensorView gelu(const TensorView& x, std::string name);
   // These two write into dst (rows of a planned tensor, a KV cache's cells).
   void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
                  const AttnParams& p, const std::optional<TensorView>& sinks, const TensorView& dst,

@@ -12,7 +12,7 @@ namespace paddock::cli {
 namespace {
 
 std::string printf_string(const char* fmt, double a, double b = 0) {
-  char buf[64];
+  char buf[128];
   std::snprintf(buf, sizeof buf, fmt, a, b);
   return buf;
 }
@@ -112,6 +112,10 @@ std::string format_text(const BenchReport& r) {
   };
   if (r.n_prompt > 0) row("pp" + std::to_string(r.n_prompt), r.pp_tps);
   if (r.n_gen > 0) row("tg" + std::to_string(r.n_gen), r.tg_tps);
+  if (r.encoder) {
+    out += printf_string("\nembeddings: %.2f sequences/s of %.0f tokens (one input per pass)\n",
+                         r.pp_tps.mean / r.n_prompt, r.n_prompt);
+  }
   const std::string efficiency =
       r.n_gen > 0 ? printf_string("%.3f", r.decode_efficiency()) : "n/a (no tg test)";
   char bandwidth[256];
@@ -136,6 +140,7 @@ std::string format_json(const BenchReport& r) {
   j["threads"] = r.threads;
   if (r.n_prompt > 0) j["pp" + std::to_string(r.n_prompt) + "_tps"] = {r.pp_tps.mean, r.pp_tps.sd};
   if (r.n_gen > 0) j["tg" + std::to_string(r.n_gen) + "_tps"] = {r.tg_tps.mean, r.tg_tps.sd};
+  if (r.encoder) j["embed" + std::to_string(r.n_prompt) + "_seqs_per_s"] = r.pp_tps.mean / r.n_prompt;
   j["bandwidth_gbs"] = r.bandwidth_gbs;
   if (!r.bandwidth_device.empty()) j["bandwidth_device"] = r.bandwidth_device;
   j["decode_efficiency"] = r.n_gen > 0 ? nlohmann::ordered_json(r.decode_efficiency()) : nullptr;

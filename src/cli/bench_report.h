@@ -30,7 +30,8 @@ struct BenchReport {
   std::string backend;  // the backend's name: cpu-avx2, cpu-avx512, ...
   int threads = 0;
   int n_prompt = 0;  // 0: the pp test was skipped (-p 0)
-  int n_gen = 0;     // 0: the tg test was skipped (-n 0), and there is no decode efficiency
+  int n_gen = 0;     // 0: the tg test was skipped (-n 0, or an encoder), and there is no decode efficiency
+  bool encoder = false;  // an embedding model: pp is its throughput, one input of n_prompt tokens per pass
   Stat pp_tps;
   Stat tg_tps;
   double bandwidth_gbs = 0;

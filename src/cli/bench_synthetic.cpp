@@ -25,11 +25,18 @@ constexpr std::array kShapes = {
     SyntheticShape{"qwen3-0.6b", "qwen3", 1024, 28, 16, 8, 128, 3072, 128256, true, true, 1e-6f, 1000000.0f},
     SyntheticShape{"llama3.1-8b", "llama", 4096, 32, 32, 8, 128, 14336, 128256, false, false, 1e-5f,
                    500000.0f},
+    SyntheticShape{"gemma3-1b", "gemma3", 1152, 26, 4, 1, 256, 6912, 262144, true, true, 1e-6f, 1000000.0f,
+                   ShapeLayout::kGemma3, 512, 32768},
+    SyntheticShape{"gemma3-4b", "gemma3", 2560, 34, 8, 4, 256, 10240, 262144, true, true, 1e-6f, 1000000.0f,
+                   ShapeLayout::kGemma3, 1024, 131072},
+    SyntheticShape{"phi3-mini", "phi3", 3072, 32, 32, 32, 96, 8192, 32064, false, false, 1e-5f, 10000.0f,
+                   ShapeLayout::kPhi3, 0, 4096},
+    SyntheticShape{"bert-base", "bert", 768, 12, 12, 12, 64, 3072, 30522, true, false, 1e-12f, 10000.0f,
+                   ShapeLayout::kBert, 0, 512},
     // Hidden: small enough for tests to build, save and bench in a second.
     SyntheticShape{"tiny", "llama", 256, 2, 8, 4, 32, 768, 1024, true, false, 1e-5f, 500000.0f},
 };
 constexpr std::string_view kHiddenShape = "tiny";
-constexpr int64_t kContextLength = 131072;
 // Distinct random rows per tensor shape; the rest of the rows repeat them.
 constexpr int64_t kSampleRows = 8;
 // Placeholder vocabulary: <unk>, <s>, </s>, then the 256 byte tokens llama.cpp's SPM loader
@@ -42,7 +49,7 @@ constexpr int32_t kTokenUnknown = 2;
 constexpr int32_t kTokenControl = 3;
 constexpr int32_t kTokenByte = 6;
 
-enum class Init { kNorm, kProjection, kEmbedding };
+enum class Init { kNorm, kProjection, kEmbedding, kBias };
 
 struct TensorSpec {
   std::string name;
@@ -71,7 +78,34 @@ class Rng {
   uint64_t s_;
 };
 
+// BERT's tensors (llama.cpp's names): norms are weight and bias, every projection has a bias.
+std::vector<TensorSpec> bert_tensor_specs(const SyntheticShape& s, int64_t n_vocab) {
+  std::vector<TensorSpec> out;
+  const auto norm = [&](const std::string& name) {
+    out.push_back({name + ".weight", {s.n_embd}, Init::kNorm});
+    out.push_back({name + ".bias", {s.n_embd}, Init::kBias});
+  };
+  const auto linear = [&](const std::string& name, int64_t n_in, int64_t n_out) {
+    out.push_back({name + ".weight", {n_in, n_out}, Init::kProjection});
+    out.push_back({name + ".bias", {n_out}, Init::kBias});
+  };
+  out.push_back({"token_embd.weight", {s.n_embd, n_vocab}, Init::kEmbedding});
+  out.push_back({"position_embd.weight", {s.n_embd, s.context_length}, Init::kEmbedding});
+  out.push_back({"token_types.weight", {s.n_embd, 2}, Init::kEmbedding});
+  norm("token_embd_norm");
+  for (int64_t l = 0; l < s.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output"}) linear(p + t, s.n_embd, s.n_embd);
+    norm(p + "attn_output_norm");
+    linear(p + "ffn_up", s.n_embd, s.n_ff);
+    linear(p + "ffn_down", s.n_ff, s.n_embd);
+    norm(p + "layer_output_norm");
+  }
+  return out;
+}
+
 std::vector<TensorSpec> tensor_specs(const SyntheticShape& s, int64_t n_vocab) {
+  if (s.layout == ShapeLayout::kBert) return bert_tensor_specs(s, n_vocab);
   const int64_t q_dim = s.n_head * s.head_dim;
   const int64_t kv_dim = s.n_head_kv * s.head_dim;
   std::vector<TensorSpec> out;
@@ -79,18 +113,28 @@ std::vector<TensorSpec> tensor_specs(const SyntheticShape& s, int64_t n_vocab) {
   for (int64_t l = 0; l < s.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     out.push_back({p + "attn_norm.weight", {s.n_embd}, Init::kNorm});
-    out.push_back({p + "attn_q.weight", {s.n_embd, q_dim}, Init::kProjection});
-    out.push_back({p + "attn_k.weight", {s.n_embd, kv_dim}, Init::kProjection});
-    out.push_back({p + "attn_v.weight", {s.n_embd, kv_dim}, Init::kProjection});
+    if (s.layout == ShapeLayout::kPhi3) {
+      out.push_back({p + "attn_qkv.weight", {s.n_embd, q_dim + 2 * kv_dim}, Init::kProjection});
+    } else {
+      out.push_back({p + "attn_q.weight", {s.n_embd, q_dim}, Init::kProjection});
+      out.push_back({p + "attn_k.weight", {s.n_embd, kv_dim}, Init::kProjection});
+      out.push_back({p + "attn_v.weight", {s.n_embd, kv_dim}, Init::kProjection});
+    }
     out.push_back({p + "attn_output.weight", {q_dim, s.n_embd}, Init::kProjection});
     if (s.qk_norm) {
       out.push_back({p + "attn_q_norm.weight", {s.head_dim}, Init::kNorm});
       out.push_back({p + "attn_k_norm.weight", {s.head_dim}, Init::kNorm});
     }
+    if (s.layout == ShapeLayout::kGemma3) out.push_back({p + "post_attention_norm.weight", {s.n_embd}, Init::kNorm});
     out.push_back({p + "ffn_norm.weight", {s.n_embd}, Init::kNorm});
-    out.push_back({p + "ffn_gate.weight", {s.n_embd, s.n_ff}, Init::kProjection});
-    out.push_back({p + "ffn_up.weight", {s.n_embd, s.n_ff}, Init::kProjection});
+    if (s.layout == ShapeLayout::kPhi3) {
+      out.push_back({p + "ffn_up.weight", {s.n_embd, 2 * s.n_ff}, Init::kProjection});
+    } else {
+      out.push_back({p + "ffn_gate.weight", {s.n_embd, s.n_ff}, Init::kProjection});
+      out.push_back({p + "ffn_up.weight", {s.n_embd, s.n_ff}, Init::kProjection});
+    }
     out.push_back({p + "ffn_down.weight", {s.n_ff, s.n_embd}, Init::kProjection});
+    if (s.layout == ShapeLayout::kGemma3) out.push_back({p + "post_ffw_norm.weight", {s.n_embd}, Init::kNorm});
   }
   out.push_back({"output_norm.weight", {s.n_embd}, Init::kNorm});
   if (!s.tied) out.push_back({"output.weight", {s.n_embd, n_vocab}, Init::kProjection});
@@ -106,7 +150,9 @@ std::vector<uint8_t> make_tensor_bytes(DType type, const std::vector<int64_t>& n
   const int64_t sample_rows = std::min(n_rows, kSampleRows);
   Rng rng(seed);
   std::vector<float> values(static_cast<size_t>(sample_rows * row_len));
-  const double std_dev = init == Init::kEmbedding ? 0.2 : 1.0 / std::sqrt(static_cast<double>(row_len));
+  const double std_dev = init == Init::kEmbedding ? 0.2
+                         : init == Init::kBias    ? 0.02
+                                                  : 1.0 / std::sqrt(static_cast<double>(row_len));
   for (float& v : values) {
     v = init == Init::kNorm ? static_cast<float>(0.9 + 0.2 * rng.uniform())
                             : static_cast<float>(std_dev * rng.normal());
@@ -159,6 +205,34 @@ void set_placeholder_vocab(gguf::Writer& w, int64_t n_vocab) {
   w.set_bool("tokenizer.ggml.add_bos_token", true);
 }
 
+// A WordPiece placeholder for encoders: [PAD], [UNK], [CLS], [SEP], [MASK] at BERT's ids,
+// "tok<N>" elsewhere.
+void set_placeholder_wordpiece(gguf::Writer& w, int64_t n_vocab) {
+  constexpr int32_t kPad = 0, kUnk = 100, kCls = 101, kSep = 102, kMask = 103;
+  std::vector<std::string> tokens;
+  std::vector<int32_t> types;
+  for (int64_t i = 0; i < n_vocab; ++i) {
+    const auto id = static_cast<int32_t>(i);
+    tokens.push_back(id == kPad    ? "[PAD]"
+                     : id == kUnk  ? "[UNK]"
+                     : id == kCls  ? "[CLS]"
+                     : id == kSep  ? "[SEP]"
+                     : id == kMask ? "[MASK]"
+                                   : "tok" + std::to_string(i));
+    types.push_back(id == kPad || (id >= kUnk && id <= kMask) ? kTokenControl : kTokenNormal);
+  }
+  w.set_string("tokenizer.ggml.model", "bert");
+  w.set_string("tokenizer.ggml.pre", "bert-bge");
+  w.set_array_str("tokenizer.ggml.tokens", tokens);
+  w.set_array_i32("tokenizer.ggml.token_type", types);
+  w.set_u32("tokenizer.ggml.unknown_token_id", kUnk);
+  w.set_u32("tokenizer.ggml.seperator_token_id", kSep);
+  w.set_u32("tokenizer.ggml.padding_token_id", kPad);
+  w.set_u32("tokenizer.ggml.cls_token_id", kCls);
+  w.set_u32("tokenizer.ggml.mask_token_id", kMask);
+  w.set_u32("tokenizer.ggml.token_type_count", 2);  // token_types' rows; llama.cpp requires it
+}
+
 Result<int64_t> copy_vocab(gguf::Writer& w, const gguf::File& vocab) {
   const gguf::Value* tokens = vocab.get_array("tokenizer.ggml.tokens");
   if (tokens == nullptr || tokens->items.empty()) {
@@ -176,13 +250,19 @@ void set_hparams(gguf::Writer& w, const SyntheticShape& s, FileType ftype, int64
   w.set_string("general.name", "synthetic " + std::string(s.name));
   w.set_u32("general.file_type", static_cast<uint32_t>(ftype));
   w.set_u32("general.quantization_version", 2);
-  w.set_u32(a + ".context_length", kContextLength);
+  w.set_u32(a + ".context_length", static_cast<uint32_t>(s.context_length));
   w.set_u32(a + ".embedding_length", static_cast<uint32_t>(s.n_embd));
   w.set_u32(a + ".block_count", static_cast<uint32_t>(s.n_layer));
   w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(s.n_ff));
   w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(s.n_head));
   w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
-  w.set_f32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+  if (s.layout == ShapeLayout::kBert) {
+    w.set_f32(a + ".attention.layer_norm_epsilon", s.rms_eps);
+    w.set_bool(a + ".attention.causal", false);
+    w.set_u32(a + ".pooling_type", 1);  // mean
+  } else {
+    w.set_f32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+  }
   w.set_f32(a + ".rope.freq_base", s.rope_freq_base);
   w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.head_dim));
   if (s.head_dim * s.n_head != s.n_embd) {
@@ -190,6 +270,7 @@ void set_hparams(gguf::Writer& w, const SyntheticShape& s, FileType ftype, int64
     w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(s.head_dim));
   }
   w.set_u32(a + ".vocab_size", static_cast<uint32_t>(n_vocab));
+  if (s.window > 0) w.set_u32(a + ".attention.sliding_window", static_cast<uint32_t>(s.window));
 }
 
 }  // namespace
@@ -220,6 +301,8 @@ Status write_synthetic_model(const SyntheticShape& shape, FileType ftype, const 
   gguf::Writer vocab_keys;
   if (vocab != nullptr) {
     PADDOCK_ASSIGN(n_vocab, copy_vocab(vocab_keys, *vocab));
+  } else if (shape.layout == ShapeLayout::kBert) {
+    set_placeholder_wordpiece(vocab_keys, n_vocab);
   } else {
     set_placeholder_vocab(vocab_keys, n_vocab);
   }

@@ -1,5 +1,6 @@
 // Synthetic models for `paddock bench`: random weights in the exact shape of a public model
-// (llama3.2-1b, llama3.2-3b, qwen3-0.6b, llama3.1-8b, and a hidden `tiny` for tests),
+// (llama3.2-1b, llama3.2-3b, qwen3-0.6b, llama3.1-8b, gemma3-1b, gemma3-4b (text part),
+// phi3-mini, the bert-base encoder of embedding models, and a hidden `tiny` for tests),
 // quantized with llama.cpp's per-tensor mix of a file type, with a placeholder vocabulary (or
 // the tokenizer.* keys of another GGUF), written as a GGUF file llama.cpp can load.
 // Invariants: speed depends on shape and type, not on values, so each distinct (type, shape)
@@ -20,9 +21,17 @@
 
 namespace paddock::cli {
 
+// How a layer's tensors are laid out beyond llama's.
+enum class ShapeLayout : uint8_t {
+  kLlama,   // llama, qwen3 (qk_norm)
+  kGemma3,  // + post-attention and post-FFN norms, sliding windows of `window` on 5 of 6 layers
+  kPhi3,    // Q, K, V fused in attn_qkv; gate and up fused in ffn_up
+  kBert,    // an encoder: position and token-type embeddings, LayerNorms and biases, GELU FFN
+};
+
 struct SyntheticShape {
   std::string_view name;  // --shape value
-  std::string_view arch;  // general.architecture: "llama" or "qwen3"
+  std::string_view arch;  // general.architecture
   int64_t n_embd;
   int64_t n_layer;
   int64_t n_head;
@@ -32,8 +41,11 @@ struct SyntheticShape {
   int64_t n_vocab;  // placeholder vocabulary size (replaced by --vocab's)
   bool tied;        // no output.weight: the head reads token_embd
   bool qk_norm;     // qwen3's attn_q_norm / attn_k_norm
-  float rms_eps;
+  float rms_eps;  // LayerNorm's epsilon for kBert
   float rope_freq_base;
+  ShapeLayout layout = ShapeLayout::kLlama;
+  int64_t window = 0;           // gemma3's sliding window
+  int64_t context_length = 131072;
 };
 
 // The shape named `name` (the public ones and "tiny"); kInvalidArgument listing them otherwise.

@@ -238,7 +238,11 @@ class Runner {
       tokens[static_cast<size_t>(i)] = dist_(rng_);
       positions[static_cast<size_t>(i)] = static_cast<int32_t>(kv_.used() + i);
     }
-    return model_.forward(be_, kv_, tokens, positions, false).status();
+    // An encoder's pass makes hidden states (every token's, as mean pooling reads them).
+    const SeqInput in{.kv = &kv_, .tokens = tokens, .positions = positions,
+                      .outputs = model_.has_lm_head() ? Outputs::kLast : Outputs::kAll};
+    return model_.forward_batch(be_, std::span(&in, 1), model_.has_lm_head() ? Head::kLogits : Head::kHidden)
+        .status();
   }
 
   const Model& model_;
@@ -270,13 +274,20 @@ Result<BenchReport> bench(const BenchOptions& o) {
 
   PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_bench_backend(*file, threads, o.gpu_layers));
   PADDOCK_ASSIGN(std::unique_ptr<Model> model, load_model(*file, *be));
-  const int64_t n_ctx = std::max<int64_t>(o.n_prompt, int64_t{o.n_gen} + 1);
+  // An encoder (embedding model) only embeds whole inputs: no tg test; pp is the throughput.
+  const bool encoder = !model->has_lm_head();
+  const int n_gen = encoder ? 0 : o.n_gen;
+  if (encoder && (o.n_prompt == 0 || o.n_prompt > model->hparams().n_ctx_train)) {
+    return invalid_argument("an embedding model takes -p 1.." + std::to_string(model->hparams().n_ctx_train) +
+                            " (tokens per input)");
+  }
+  const int64_t n_ctx = std::max<int64_t>(o.n_prompt, int64_t{n_gen} + 1);
   PADDOCK_ASSIGN(KvCache kv, KvCache::create(kv_config(model->hparams(), n_ctx, DType::kF16), *be));
   Runner runner(*model, *be, kv, model->hparams().n_vocab);
 
   // Warm-up, as llama-bench does: one prompt and one decoded token (of the tests that run).
   if (o.n_prompt > 0) PADDOCK_TRY(runner.prompt(o.n_prompt).status());
-  if (o.n_gen > 0) PADDOCK_TRY(runner.generate(1).status());
+  if (n_gen > 0) PADDOCK_TRY(runner.generate(1).status());
   std::vector<double> pp;
   std::vector<double> tg;
   for (int r = 0; r < o.reps; ++r) {
@@ -284,9 +295,9 @@ Result<BenchReport> bench(const BenchOptions& o) {
       PADDOCK_ASSIGN(const double pp_s, runner.prompt(o.n_prompt));
       pp.push_back(o.n_prompt / pp_s);
     }
-    if (o.n_gen > 0) {
-      PADDOCK_ASSIGN(const double tg_s, runner.generate(o.n_gen));
-      tg.push_back(o.n_gen / tg_s);
+    if (n_gen > 0) {
+      PADDOCK_ASSIGN(const double tg_s, runner.generate(n_gen));
+      tg.push_back(n_gen / tg_s);
     }
   }
 
@@ -306,7 +317,8 @@ Result<BenchReport> bench(const BenchOptions& o) {
   rep.backend = std::string(be->name());
   rep.threads = threads;
   rep.n_prompt = o.n_prompt;
-  rep.n_gen = o.n_gen;
+  rep.n_gen = n_gen;
+  rep.encoder = encoder;
   rep.pp_tps = mean_sd(pp);
   rep.tg_tps = mean_sd(tg);
   // Read before the bandwidth probe, whose 1 GiB buffer would otherwise be the peak.

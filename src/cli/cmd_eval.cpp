@@ -3,6 +3,8 @@
 // ../shared/fixtures/golden/*.logits.jsonl (see the fixtures README), so that
 // tools/compare_golden.py can check our numbers against llama.cpp's. With --parallel N the
 // prompts run as N concurrent sequences sharing each forward pass (same output).
+// An embedding model (no LM head) prints instead, per prompt, its ids (the prompt tokenised
+// here) and its pooled, L2-normalised embedding, as golden/*.embed.jsonl hold them.
 // Generation mode (--prompt TEXT) samples with the engine and prints the text only.
 // --dump-tensors OUT writes every named node of one pass over the prompt (cli/dump_tensors.h).
 //   paddock eval --model m.gguf --teacher-force m.logits.jsonl --backend ref --json
@@ -32,12 +34,14 @@
 #include "cli/commands.h"
 #include "cli/dump_tensors.h"
 #include "engine/completion.h"
+#include "engine/embedding.h"
 #include "engine/loaded_model.h"
 #include "gguf/gguf.h"
 #include "kv/kv_cache.h"
 #include "gguf/keys.h"
 #include "model/registry.h"
 #include "model/weights.h"
+#include "server/inference.h"
 #include "tokenizer/tokenizer.h"
 
 namespace paddock::cli {
@@ -281,7 +285,9 @@ Result<std::vector<Entry>> read_teacher_file(const std::string& path) {
     Entry e;
     if (const auto p = j.find("prompt"); p != j.end() && p->is_string()) e.prompt = p->get<std::string>();
     PADDOCK_ASSIGN(e.ids, int_array(j, "ids", line_no));
-    PADDOCK_ASSIGN(e.forced, int_array(j, "greedy", line_no));
+    if (j.contains("greedy")) {  // embed files have none
+      PADDOCK_ASSIGN(e.forced, int_array(j, "greedy", line_no));
+    }
     if (e.ids.empty()) return corrupt(path + ": line " + std::to_string(line_no) + ": \"ids\" is empty");
     entries.push_back(std::move(e));
   }
@@ -461,6 +467,26 @@ Result<std::vector<Entry>> read_prompt_file(const std::string& path, const gguf:
   return entries;
 }
 
+// Each prompt's embedding: tokenised here (the golden ids are checked, not fed), pooled as
+// the model says and L2-normalised, one JSON line each.
+Status run_embeddings(const EvalOptions& o, const gguf::File& file, const Model& model, Backend& be,
+                      const std::vector<Entry>& entries) {
+  PADDOCK_ASSIGN(std::unique_ptr<Tokenizer> tok, Tokenizer::load(file));
+  const int64_t n_ctx = std::min(o.ctx.value_or(kGoldenCtx), model.hparams().n_ctx_train);
+  PADDOCK_ASSIGN(KvCache kv, KvCache::create(kv_config(model.hparams(), n_ctx, DType::kF16, n_ctx), be));
+  for (const Entry& e : entries) {
+    const std::vector<int32_t> ids = tok->encode(e.prompt, /*add_special=*/true, /*parse_special=*/false);
+    PADDOCK_ASSIGN(std::vector<float> raw, engine::embed(model, be, kv, ids, n_ctx));
+    PADDOCK_ASSIGN(const std::vector<float> v, server::normalize_embedding(std::move(raw), 0));
+    const auto id = [](int32_t i) { return std::to_string(i); };
+    std::printf("{\"prompt\":%s,\"ids\":%s,\"embedding\":%s}\n",
+                nlohmann::json(e.prompt).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str(),
+                array_json(ids, id).c_str(), array_json(v, num).c_str());
+  }
+  std::fflush(stdout);
+  return Status::ok();
+}
+
 Status run(const EvalOptions& o) {
   PADDOCK_ASSIGN(std::unique_ptr<gguf::File> file, gguf::File::open(o.model));  // outlives the backend
   PADDOCK_ASSIGN(std::unique_ptr<Backend> be, make_eval_backend(o, *file));
@@ -471,6 +497,7 @@ Status run(const EvalOptions& o) {
     PADDOCK_ASSIGN(entries, read_teacher_file(o.teacher_force));
   }
   PADDOCK_ASSIGN(std::unique_ptr<Model> model, load_model(*file, *be));
+  if (!model->has_lm_head()) return run_embeddings(o, *file, *model, *be, entries);
   std::vector<KvCache> slots;
   // Each prompt is one pass: sliding-window layers then hold rings sized for the longest.
   int64_t longest = 1;

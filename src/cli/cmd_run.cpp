@@ -1,9 +1,11 @@
 // `run MODEL [PROMPT...]` and the over-HTTP half of `show MODEL`. run pulls a missing model
 // first (like Ollama), answers once when a prompt is given or piped in, and otherwise opens
-// the interactive prompt after loading the model (spinner while it loads).
+// the interactive prompt after loading the model (spinner while it loads). An embedding
+// model prints the input's embedding as a JSON array instead, as Ollama does.
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -28,7 +30,31 @@ constexpr const char* kUsage =
     "      --keepalive string   Duration to keep a model loaded (e.g. 5m)\n"
     "      --nowordwrap         Don't wrap words to the next line automatically\n"
     "      --think[=true|false|low|medium|high|max]   Enable thinking mode\n"
+    "      --truncate           Truncate inputs that exceed the context length (embedding models)\n"
+    "      --dimensions int     Truncate output embeddings to the given dimension (embedding models)\n"
     "      --verbose            Show timings for response\n";
+
+// The embedding of `text` from /api/embed, printed as a JSON array.
+int print_embedding(const HttpClient& client, const RunOptions& opts, const std::string& text,
+                    const nlohmann::json& truncate, int64_t dimensions) {
+  nlohmann::json req{{"model", opts.model}, {"input", text}};
+  if (!opts.keep_alive.empty()) req["keep_alive"] = opts.keep_alive;
+  if (!truncate.is_null()) req["truncate"] = truncate;
+  if (dimensions > 0) req["dimensions"] = dimensions;
+  auto resp = client.call("POST", "/api/embed", req);
+  if (!resp.ok()) return report_error(resp.status());
+  const nlohmann::json embeddings = resp->value("embeddings", nlohmann::json::array());
+  if (!embeddings.is_array() || embeddings.empty()) return report_error(internal_error("no embeddings generated"));
+  for (const nlohmann::json& e : embeddings) std::printf("%s\n", e.dump().c_str());
+  return 0;
+}
+
+bool has_capability(const nlohmann::json& show, std::string_view name) {
+  for (const auto& c : show.value("capabilities", nlohmann::json::array())) {
+    if (c.is_string() && c.get<std::string>() == name) return true;
+  }
+  return false;
+}
 
 std::string param_count(const nlohmann::json& details) { return details.value("parameter_size", ""); }
 
@@ -114,6 +140,8 @@ int run_run(int argc, char** argv) {
   RunOptions opts;
   std::vector<std::string> words;
   bool insecure = false;
+  nlohmann::json truncate;  // null: the server's default
+  int64_t dimensions = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -126,6 +154,17 @@ int run_run(int argc, char** argv) {
       opts.hide_thinking = true;
     } else if (a == "--insecure") {
       insecure = true;
+    } else if (a == "--truncate" || a == "--truncate=true" || a == "--truncate=false") {
+      truncate = a != "--truncate=false";
+    } else if ((a == "--dimensions" && has_value) || a.starts_with("--dimensions=")) {
+      const std::string v = a == "--dimensions" ? std::string(argv[++i]) : std::string(a.substr(13));
+      char* end = nullptr;
+      const long long n = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 0) {
+        std::fprintf(stderr, "Error: invalid argument \"%s\" for \"--dimensions\" flag\n", v.c_str());
+        return 1;
+      }
+      dimensions = n;
     } else if (a == "--think") {
       opts.think = true;
     } else if (a.starts_with("--think=")) {
@@ -169,6 +208,15 @@ int run_run(int argc, char** argv) {
     show = client->call("POST", "/api/show", {{"model", opts.model}});
   }
   if (!show.ok()) return report_error(show.status());
+  if (has_capability(*show, "embedding") && !has_capability(*show, "completion")) {
+    std::string text;
+    for (const std::string& w : words) text += (text.empty() ? "" : " ") + w;
+    if (text.empty()) {
+      return report_error(invalid_argument("embedding models require input text. Usage: paddock run " +
+                                           opts.model + " \"your text here\""));
+    }
+    return print_embedding(*client, opts, text, truncate, dimensions);
+  }
   if (!words.empty()) {
     std::string prompt;
     for (const std::string& w : words) prompt += (prompt.empty() ? "" : " ") + w;

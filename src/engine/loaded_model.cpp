@@ -73,6 +73,9 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
   m->n_batch_ = std::min(options.num_batch > 0 ? options.num_batch : kDefaultNumBatch, m->n_ctx_);
   m->kv_type_ = options.kv_type;
   const HParams& hp = m->model_->hparams();
+  // An encoder's tokens see the whole input, so the input is one pass (llama.cpp wants
+  // n_ubatch >= the input; Ollama batches embedding inputs whole).
+  if (!hp.causal) m->n_batch_ = m->n_ctx_;
   if (!kv_type_fits(options.kv_type, hp.head_dim_k, hp.head_dim_v)) {
     if (options.kv_type != DType::kQ8_0 && options.kv_type != DType::kQ4_0) {
       return invalid_argument("KV cache type: expected F16, F32, Q8_0 or Q4_0, found " +

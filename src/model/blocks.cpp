@@ -98,21 +98,29 @@ TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight
   return c.g.mul(n, weight, layer_name(name, il));                             // [n, ...]
 }
 
-namespace {
+TensorView layer_norm(ForwardContext& c, const TensorView& x, const TensorView& weight, const TensorView& bias,
+                      std::string_view name, int64_t il) {
+  const TensorView n = c.g.norm(x, c.hp.norm_eps, layer_name("norm", il));  // [n, ...]
+  const TensorView w = c.g.mul(n, weight, layer_name(std::string(name) + "_w", il));
+  return c.g.add(w, bias, layer_name(name, il));  // [n, ...]
+}
 
-// mul_mat plus an optional bias, both named `name`. x [n_in, n] -> [n_out, n]
 TensorView linear(ForwardContext& c, const TensorView& w, const std::optional<TensorView>& bias,
                   const TensorView& x, const std::string& name) {
   const TensorView y = c.g.mul_mat(w, x, name);  // [n_out, n]
   return bias ? c.g.add(y, *bias, name) : y;
 }
 
-// Per-head optional norm, then RoPE. x [head_dim * n_heads, n_tokens] -> [head_dim, n_heads, n_tokens]
+namespace {
+
+// Per-head optional norm, then RoPE unless the model has none (n_rot 0: BERT's absolute
+// positions). x [head_dim * n_heads, n_tokens] -> [head_dim, n_heads, n_tokens]
 TensorView heads_with_rope(ForwardContext& c, const TensorView& x, int64_t head_dim,
                            const std::optional<TensorView>& head_norm, std::string_view name, int64_t il) {
   TensorView h = x.reshape({head_dim, x.ne[0] / head_dim, x.ne[1]});  // [head_dim, n_heads, n_tokens]
   if (head_norm)
     h = norm(c, h, *head_norm, std::string(name) + "_normed", il);          // [head_dim, n_heads, n_tokens]
+  if (c.hp.n_rot == 0) return h;
   return c.g.rope(h, c.pos, layer_rope(c.rope, c.hp.layer(il)), c.rope_factors,
                   layer_name(name, il));  // [head_dim, n_heads, n_tokens]
 }
@@ -151,7 +159,7 @@ TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const A
     }
     c.g.attention(rows(q, s.first, s.n), kv.k(il, 0, cells.n_read), kv.v(il, 0, cells.n_read),
                   c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)),
-                  AttnParams{.scale = scale, .window = lp.window, .cells = cells.positions}, std::nullopt,
+                  AttnParams{.scale = scale, .causal = hp.causal, .window = lp.window, .cells = cells.positions}, std::nullopt,
                   rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
   }
   return linear(c, w.wo, w.bo, out.reshape({hp.head_dim_v * lp.n_head, n}),

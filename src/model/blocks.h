@@ -1,7 +1,8 @@
 // The building blocks of decoder-only transformers, from which each model/arch/<arch>.cpp
-// writes its own layer loop (as llama.cpp's src/models/<arch>.cpp do): RMS norm, attention
-// with RoPE over the KV cache (optional biases and per-head Q/K norms), SiLU-gated FFN, the
-// standard pre-norm layer, and the LM head; plus the binders of their weights.
+// writes its own layer loop (as llama.cpp's src/models/<arch>.cpp do): RMS norm and
+// LayerNorm, attention with RoPE (or none) over the KV cache (optional biases and per-head
+// Q/K norms; causal or not), gated FFN, the standard pre-norm layer, and the LM head; plus
+// the binders of their weights.
 // Invariants: blocks record graph nodes (named as llama.cpp names them, "-il" appended per
 // layer) and never touch tensor bytes; activations are F32 [n, n_tokens] tensors of the
 // pass's Graph; a pass holds the tokens of one or more sequences back to back (SeqSlice),
@@ -110,6 +111,12 @@ std::string layer_name(std::string_view name, int64_t il);
 // rms_norm(x) * weight, the product named `name`. x [n, ...] -> [n, ...]
 TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight, std::string_view name,
                 int64_t il);
+// LayerNorm: norm(x) * weight + bias, named `name` (hp.norm_eps). x [n, ...] -> [n, ...]
+TensorView layer_norm(ForwardContext& c, const TensorView& x, const TensorView& weight, const TensorView& bias,
+                      std::string_view name, int64_t il);
+// w x, plus bias when there is one, named `name`. x [n_in, n] -> [n_out, n]
+TensorView linear(ForwardContext& c, const TensorView& w, const std::optional<TensorView>& bias,
+                  const TensorView& x, const std::string& name);
 // Self-attention of layer il, writing this pass's K/V into each sequence's cache and
 // attending per sequence (over the layer's sliding window, if it has one, with RoPE of the
 // layer's base). x [n_embd, n_tokens] (already normed) -> [n_embd, n_tokens]

@@ -1,5 +1,7 @@
 #include "model/hparams.h"
 
+#include <cmath>
+
 #include "gguf/keys.h"
 
 namespace paddock {
@@ -39,10 +41,19 @@ Result<HParams> load_hparams(const gguf::File& file, std::string_view arch, floa
     return corrupt(r.name("rope.dimension_count") + ": expected an even number <= head dim " +
                    std::to_string(hp.head_dim_k) + ", found " + std::to_string(hp.n_rot));
   }
-  PADDOCK_ASSIGN(hp.rms_eps, r.optional_float("attention.layer_norm_rms_epsilon",
-                                              default_rms_eps > 0 ? default_rms_eps : -1.0f));
-  if (!(hp.rms_eps > 0))
-    return corrupt("missing or non-positive key " + r.name("attention.layer_norm_rms_epsilon"));
+  PADDOCK_ASSIGN(hp.norm_eps, r.optional_float("attention.layer_norm_epsilon", 0.0f));
+  const float rms_default = default_rms_eps > 0 ? default_rms_eps : hp.norm_eps > 0 ? 0.0f : -1.0f;
+  PADDOCK_ASSIGN(hp.rms_eps, r.optional_float("attention.layer_norm_rms_epsilon", rms_default));
+  if (hp.rms_eps < 0 || hp.norm_eps < 0 || (hp.rms_eps == 0 && hp.norm_eps == 0) || std::isnan(hp.rms_eps) ||
+      std::isnan(hp.norm_eps)) {
+    return corrupt("missing or non-positive key " + r.name("attention.layer_norm_rms_epsilon") + " (or " +
+                   r.name("attention.layer_norm_epsilon") + ")");
+  }
+  if (r.has("attention.causal")) {
+    const std::optional<bool> causal = file.get_bool(r.name("attention.causal"));
+    if (!causal) return corrupt("key " + r.name("attention.causal") + ": expected a bool");
+    hp.causal = *causal;
+  }
   PADDOCK_ASSIGN(hp.rope_freq_base, r.optional_float("rope.freq_base", 10000.0f));
   if (!(hp.rope_freq_base > 0)) return corrupt("key " + r.name("rope.freq_base") + ": expected > 0");
 

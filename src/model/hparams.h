@@ -38,8 +38,10 @@ struct HParams {
   std::vector<LayerParams> layers;  // n_layer entries
   int64_t head_dim_k = 0;  // attention.key_length, default n_embd / layer 0's n_head
   int64_t head_dim_v = 0;  // attention.value_length, default head_dim_k
-  int64_t n_rot = 0;       // rope.dimension_count, default head_dim_k
-  float rms_eps = 0;
+  int64_t n_rot = 0;       // rope.dimension_count, default head_dim_k; 0: no RoPE (set by the arch)
+  float rms_eps = 0;   // attention.layer_norm_rms_epsilon (RMS norm models)
+  float norm_eps = 0;  // attention.layer_norm_epsilon (LayerNorm models: BERT); one of the two is set
+  bool causal = true;  // attention.causal: false for encoders, whose tokens see the whole sequence
   float attn_scale = 0;  // scores = attn_scale * q.k; 0: 1 / sqrt(head_dim_k)
   float rope_freq_base = 10000.0f;   // each layer's starts as this one
   float rope_freq_scale = 1.0f;      // 1 / rope.scaling.factor for linear scaling
@@ -52,7 +54,7 @@ struct HParams {
 };
 
 // default_rms_eps > 0 stands in for a missing attention.layer_norm_rms_epsilon (Ollama's
-// gemma3 files have none).
+// gemma3 files have none). Errors: neither epsilon present (nor defaulted).
 Result<HParams> load_hparams(const gguf::File& file, std::string_view arch, float default_rms_eps = 0);
 
 }  // namespace paddock

@@ -22,6 +22,9 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(
     Backend& be, std::span<const SeqInput> seqs, Head head,
     const std::function<void(const Node&)>& after) const {
   if (seqs.empty()) return invalid_argument("forward: expected at least one sequence, found none");
+  if (head == Head::kLogits && !has_lm_head()) {
+    return invalid_argument("this model (" + hp_.arch + ") makes embeddings only: it cannot generate text");
+  }
   std::vector<int32_t> tokens;
   std::vector<int32_t> pos;
   std::vector<SeqSlice> slices;
@@ -48,6 +51,11 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(
       return invalid_argument("forward: the KV cache was made for another model shape");
     }
     const int64_t used = in.kv->used();
+    // Its tokens see the whole sequence: earlier passes could not have seen this one's.
+    if (!hp_.causal && used > 0) {
+      return invalid_argument("forward: " + where + "a non-causal model (" + hp_.arch +
+                              ") takes a sequence in one pass, from an empty cache");
+    }
     for (size_t i = 0; i < in.tokens.size(); ++i) {
       if (in.tokens[i] < 0 || in.tokens[i] >= hp_.n_vocab) {
         return invalid_argument(where + "token id " + std::to_string(in.tokens[i]) +

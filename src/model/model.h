@@ -46,13 +46,16 @@ class Model {
  public:
   virtual ~Model() = default;
   const HParams& hparams() const { return hp_; }
+  // False for encoders (BERT): they make embeddings (Head::kHidden) and no logits.
+  virtual bool has_lm_head() const { return true; }
 
   // Evaluates a batch of sequences. Returns, per sequence in input order, its output rows
   // back to back, token order: [n_vocab * n_out] logits, or [n_embd * n_out] final hidden
   // states (after output_norm) for Head::kHidden; empty for Outputs::kNone. The pass is one
   // recorded graph run by `be`; `after` sees each node once it ran (tensor dumps). The
   // result is read back with one explicit transfer. On error no cache changes. Errors: bad
-  // token ids or positions, a repeated cache, context full, a node the backend cannot run.
+  // token ids or positions, a repeated cache, context full, a node the backend cannot run,
+  // logits from a model without an LM head, a non-causal model's sequence in several passes.
   Result<std::vector<std::vector<float>>> forward_batch(
       Backend& be, std::span<const SeqInput> seqs, Head head,
       const std::function<void(const Node&)>& after = {}) const;

@@ -298,7 +298,7 @@ Status load_error(const Spec& spec) {
 TEST(ModelErrors, UnknownArchitectureNamesTheSupportedOnes) {
   const Status s = load_error(Spec{.arch = "gemma"});
   EXPECT_EQ(s.code(), Code::kUnsupported);
-  EXPECT_EQ(s.message(), "architecture \"gemma\" is not supported (supported: gemma3, llama, phi3, qwen2, qwen3)");
+  EXPECT_EQ(s.message(), "architecture \"gemma\" is not supported (supported: bert, gemma3, llama, nomic-bert, phi3, qwen2, qwen3)");
 }
 
 TEST(ModelErrors, WrongShapeNamesTensorAndShapes) {

@@ -9,13 +9,15 @@ namespace paddock {
 
 namespace {
 constexpr std::array kArchs = {
+    ArchEntry{"bert", load_bert},
     ArchEntry{"gemma3", load_gemma3},
     ArchEntry{"llama", load_llama},
+    ArchEntry{"nomic-bert", load_nomic_bert},
     ArchEntry{"phi3", load_phi3},
     ArchEntry{"qwen2", load_qwen2},
     ArchEntry{"qwen3", load_qwen3},
 };
-static_assert(kArchs.size() == 5, "one row per file in model/arch/");
+static_assert(kArchs.size() == 7, "one row per loader in model/arch/ (bert.cpp has two)");
 }  // namespace
 
 std::span<const ArchEntry> architectures() { return kArchs; }

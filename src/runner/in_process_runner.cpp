@@ -152,7 +152,7 @@ class InProcessRunner final : public Runner {
       std::vector<int32_t> ids = tok.encode(text, /*add_special=*/true, /*parse_special=*/true);
       if (static_cast<int64_t>(ids.size()) > model_->n_ctx()) {
         if (!truncate) return invalid_argument("the input length exceeds the context length");
-        ids.resize(static_cast<size_t>(model_->n_ctx()));
+        ids = engine::truncate_input(std::move(ids), model_->n_ctx(), tok);
       }
       inputs.push_back(std::move(ids));
     }

@@ -1,5 +1,8 @@
 #include "server/model_info.h"
 
+#include <map>
+#include <mutex>
+
 namespace paddock::server {
 
 namespace {
@@ -39,6 +42,22 @@ Json model_info_json(const gguf::File& file, bool verbose) {
   for (const gguf::TensorInfo& t : file.tensors()) params += t.n_elements;
   out["general.parameter_count"] = params;
   return out;
+}
+
+bool is_embedding_model(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, bool> known;
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    if (const auto it = known.find(path); it != known.end()) return it->second;
+  }
+  const Result<std::unique_ptr<gguf::File>> file = gguf::File::open(path);
+  if (!file.ok()) return false;
+  const std::string arch((*file)->get_string("general.architecture").value_or(""));
+  const bool embedding = (*file)->find(arch + ".pooling_type") != nullptr;
+  const std::lock_guard<std::mutex> lock(mu);
+  known.emplace(path, embedding);
+  return embedding;
 }
 
 }  // namespace paddock::server

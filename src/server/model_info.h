@@ -4,11 +4,19 @@
 //   out["model_info"] = model_info_json(*file, req.verbose);
 #pragma once
 
+#include <string>
+
 #include "gguf/gguf.h"
 #include "server/requests.h"
 
 namespace paddock::server {
 
 Json model_info_json(const gguf::File& file, bool verbose);
+
+// Whether the GGUF at `path` holds an embedding model: it names a pooling type
+// (<arch>.pooling_type), as Ollama decides. Such a model has the capability "embedding" and
+// neither "completion" nor a chat. Remembered per path (blobs never change); false for a
+// file that does not open.
+bool is_embedding_model(const std::string& path);
 
 }  // namespace paddock::server

@@ -3,6 +3,7 @@
 
 #include "server/api.h"
 #include "server/inference.h"
+#include "server/model_info.h"
 
 namespace paddock::server {
 
@@ -15,6 +16,9 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
   if (req->model.empty()) return error_response(400, "model is required");
   auto model = resolve(req->model);
   if (!model.ok()) return error_response(model.status());
+  if (is_embedding_model(model->info.model_path)) {
+    return error_response(400, "\"" + req->model + "\" does not support chat");
+  }
   for (const chat::Message& m : req->messages) {
     if (!m.images.empty() && model->info.projector_paths.empty()) {
       return error_response(

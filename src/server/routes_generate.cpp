@@ -3,6 +3,7 @@
 
 #include "server/api.h"
 #include "server/inference.h"
+#include "server/model_info.h"
 
 namespace paddock::server {
 
@@ -21,6 +22,9 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
   if (req->model.empty()) return error_response(400, "model is required");
   auto model = resolve(req->model);
   if (!model.ok()) return error_response(model.status());
+  if (is_embedding_model(model->info.model_path)) {
+    return error_response(400, "\"" + req->model + "\" does not support generate");
+  }
   if (!req->images.empty() && model->info.projector_paths.empty()) {
     return error_response(
         400, "\"" + req->model + "\" does not support images: the model has no vision projector");

@@ -35,6 +35,7 @@ Json capabilities(const store::ModelInfo& info) {
     for (const auto& s : info.config.capabilities) c.push_back(s);
     return c;
   }
+  if (is_embedding_model(info.model_path)) return Json::array({"embedding"});
   Json c = Json::array({"completion"});
   if (info.template_text) {
     if (info.template_text->find(".Tools") != std::string::npos) c.push_back("tools");

@@ -325,11 +325,12 @@ std::vector<Case> mul_mat_cases(DType t) {
 }
 
 // [n, 7, 3, 2]: 42 rows, so 1025 columns are enough work to be split across threads.
-std::vector<Case> rms_norm_cases(DType t) {
+// RMS norm and LayerNorm's normalisation (NORM).
+std::vector<Case> norm_cases(Op op, DType t) {
   std::vector<Case> out;
   for (int64_t n : kSizes) {
     for (Views v : kRowViews) {
-      out.push_back({.op = Op::kRmsNorm,
+      out.push_back({.op = op,
                      .src = {{.type = t, .ne = {n * block(t), 7, 3, 2}, .layout = v.src}},
                      .dst = {.ne = {n * block(t), 7, 3, 2}, .layout = v.dst},
                      .scalar = 1e-5f,
@@ -357,12 +358,13 @@ std::vector<Case> glu_cases(Op op, DType t) {
   return out;
 }
 
-std::vector<Case> scale_cases(DType t) {
+// SCALE and GELU (inputs spread as GEGLU's gate's).
+std::vector<Case> unary_cases(Op op, DType t) {
   std::vector<Case> out;
   for (int64_t n : kSizes) {
     for (Views v : kRowViews) {
-      const Spec x{.type = t, .ne = {n * block(t), 7, 3, 2}, .layout = v.src};
-      out.push_back({.op = Op::kScale,
+      const Spec x{.type = t, .ne = {n * block(t), 7, 3, 2}, .layout = v.src, .sigma = op == Op::kGelu ? 6.0f : 1.0f};
+      out.push_back({.op = op,
                      .src = {x},
                      .dst = {.ne = x.ne, .layout = v.dst},
                      .scalar = 16.0f,
@@ -617,7 +619,9 @@ std::vector<DType> signature(Op op, DType t) {
     case Op::kRmsNorm:
     case Op::kRope:
     case Op::kCopy:
-    case Op::kScale: return {t};
+    case Op::kScale:
+    case Op::kNorm:
+    case Op::kGelu: return {t};
     case Op::kMulMat: return {t, DType::kF32};
     case Op::kMul:
     case Op::kAdd:
@@ -637,13 +641,15 @@ std::vector<Case> make_cases(Op op, std::span<const DType> types) {
     switch (op) {
       case Op::kGetRows: more = get_rows_cases(t); break;
       case Op::kMulMat: more = mul_mat_cases(t); break;
-      case Op::kRmsNorm: more = rms_norm_cases(t); break;
+      case Op::kRmsNorm:
+      case Op::kNorm: more = norm_cases(op, t); break;
       case Op::kMul:
       case Op::kAdd: more = binary_cases(op, t); break;
       case Op::kRope: more = rope_cases(t); break;
       case Op::kSwiglu:
       case Op::kGeglu: more = glu_cases(op, t); break;
-      case Op::kScale: more = scale_cases(t); break;
+      case Op::kScale:
+      case Op::kGelu: more = unary_cases(op, t); break;
       case Op::kAttention: more = attention_cases(t); break;
       case Op::kCopy: more = copy_cases(t, types); break;
       case Op::kCount: break;

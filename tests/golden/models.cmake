@@ -1,6 +1,7 @@
-# Golden model tests: for every fixtures/golden/<model>.logits.jsonl, run
+# Golden model tests: for every fixtures/golden/<model>.logits.jsonl (or .embed.jsonl), run
 #   paddock eval --model fixtures/models/<model>.gguf --teacher-force <that file> --backend ref --json
-# and check it with tools/compare_golden.py (--quant for all but the float models). One test
+# and check it with tools/compare_golden.py (--quant for all but the float models; embeddings
+# with compare_embed.py). One test
 # per model, label golden, one more with --backend cpu (label golden_cpu) and one with a pass
 # split across cpu and ref (golden_split_*, label golden); see below for sanitizer builds. Without fixtures a single test skips loudly (exit 77).
 set(_pd_golden_script ${CMAKE_CURRENT_LIST_DIR}/run_model_golden.sh)
@@ -11,7 +12,7 @@ function(_pd_golden_test name model mode label)
   set(env "PADDOCK_FIXTURES=${PADDOCK_FIXTURES_DIR}" ${ARGN})
   set_tests_properties(${name} PROPERTIES LABELS ${label} SKIP_RETURN_CODE 77 ENVIRONMENT "${env}")
 endfunction()
-file(GLOB _pd_golden_files "${PADDOCK_FIXTURES_DIR}/golden/*.logits.jsonl")
+file(GLOB _pd_golden_files "${PADDOCK_FIXTURES_DIR}/golden/*.logits.jsonl" "${PADDOCK_FIXTURES_DIR}/golden/*.embed.jsonl")
 # Fixture models of architectures paddock does not run yet, each with the open issue that
 # adds it; that issue deletes its line here together with its arch file.
 set(_pd_pending_models
@@ -24,7 +25,8 @@ message(STATUS "golden models not yet tested (architecture pending): ${_pd_pendi
 # offloaded and split, on lavapipe unless PADDOCK_VULKAN_DEVICE named a device at configure
 # time (release builds only: lavapipe runs shaders on the CPU, slowly).
 set(_pd_vulkan_models stories260K tiny-zoo-f32 tiny-zoo-f16 tiny-zoo-bf16 tiny-zoo-q4_0 tiny-zoo-q8_0
-    tiny-zoo-q4_k_m tiny-zoo-q5_k_m tiny-zoo-q6_k tiny-qwen2-q4_k_m tiny-qwen3-q8_0 tiny-gemma3-q4_k_m)
+    tiny-zoo-q4_k_m tiny-zoo-q5_k_m tiny-zoo-q6_k tiny-qwen2-q4_k_m tiny-qwen3-q8_0 tiny-gemma3-q4_k_m
+    tiny-bert-f16 tiny-nomic-bert-f16)
 # Split only (its 128k-token output layer takes minutes on lavapipe; the rest of llama3 is
 # tiny-zoo's and stories' architecture, its rope factors covered by the op tests too).
 set(_pd_vulkan_split_models tiny-llama3-q4_k_m)
@@ -38,7 +40,7 @@ if(TARGET paddock_backend_vulkan AND NOT PADDOCK_SANITIZE)
     if(_pd_model IN_LIST _pd_vulkan_split_models)
       set(_pd_mode vulkan-split)
     endif()
-    if(EXISTS ${PADDOCK_FIXTURES_DIR}/golden/${_pd_model}.logits.jsonl)
+    if(EXISTS ${PADDOCK_FIXTURES_DIR}/golden/${_pd_model}.logits.jsonl OR EXISTS ${PADDOCK_FIXTURES_DIR}/golden/${_pd_model}.embed.jsonl)
       _pd_golden_test(golden_vulkan_${_pd_model} ${_pd_model} ${_pd_mode} golden "PADDOCK_VULKAN_DEVICE=${_pd_vulkan_device}")
     endif()
   endforeach()
@@ -57,7 +59,7 @@ else()
 endif()
 foreach(_pd_file ${_pd_golden_files})
   get_filename_component(_pd_name ${_pd_file} NAME)
-  string(REPLACE ".logits.jsonl" "" _pd_model ${_pd_name})
+  string(REGEX REPLACE "\\.(logits|embed)\\.jsonl$" "" _pd_model ${_pd_name})
   _pd_golden_test(golden_model_${_pd_model} ${_pd_model} ${_pd_golden_mode} golden)
   if(NOT PADDOCK_SANITIZE)
     _pd_golden_test(golden_split_${_pd_model} ${_pd_model} split golden)

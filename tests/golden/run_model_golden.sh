@@ -1,5 +1,7 @@
 #!/bin/sh
-# One golden model test: paddock eval with teacher forcing against llama.cpp's golden file.
+# One golden model test: paddock eval with teacher forcing against llama.cpp's golden file
+# (<model>.logits.jsonl, checked by tools/compare_golden.py), or an embedding model's
+# <model>.embed.jsonl (checked by compare_embed.py beside this script).
 # Usage: run_model_golden.sh PADDOCK_BIN FIXTURES_DIR MODEL [ref|cpu|cpu-best|split|vulkan|vulkan-split]
 # ref (default): the ref backend. cpu: the cpu backend under every PADDOCK_CPU path this
 # machine has (scalar, avx2, avx512), each with 1 and 2 threads. cpu-best: the cpu backend's
@@ -16,6 +18,10 @@ backend="${4:-ref}"
 golden="$fixtures/golden/$model.logits.jsonl"
 gguf="$fixtures/models/$model.gguf"
 compare="$fixtures/../tools/compare_golden.py"
+if [ -f "$fixtures/golden/$model.embed.jsonl" ]; then
+  golden="$fixtures/golden/$model.embed.jsonl"
+  compare="$(dirname "$0")/compare_embed.py"
+fi
 for f in "$golden" "$gguf" "$compare"; do
   if [ ! -f "$f" ]; then
     echo "SKIPPED LOUDLY: $f not found (set PADDOCK_FIXTURES)"
@@ -27,6 +33,7 @@ case "$model" in
   stories260K | tiny-zoo-f32 | tiny-zoo-f16 | tiny-zoo-bf16) quant="" ;;
   *) quant="--quant" ;;
 esac
+case "$golden" in *.embed.jsonl) quant="" ;; esac  # one rule for embeddings
 out=$(mktemp "${TMPDIR:-/tmp}/paddock-golden-$model.XXXXXX") || exit 1
 trap 'rm -f "$out" "$out.err"' EXIT
 if [ "$backend" = ref ]; then

@@ -1,12 +1,16 @@
 // Every fixtures/tokenizer/<vocab>.gguf.inp/.out pair whose GGUF ships beside it: our ids must
 // equal llama.cpp's exactly (add_special=false, parse_special=false), and decoding them must
-// give the input back where llama.cpp's detokenizer would (byte-level BPE).
+// give the input back where llama.cpp's detokenizer would (byte-level BPE). And every golden
+// model file's prompts tokenise to its ids (add_special=true), Ollama-layout twins included.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
 #include "gguf/gguf.h"
@@ -85,6 +89,38 @@ TEST(TokenizerGolden, EveryVocabularyWithItsGgufMatchesLlamaCpp) {
     }
   }
   EXPECT_GE(checked, 11u * 40u);
+}
+
+// The golden ids were made by llama.cpp from each model's own file, or for an Ollama-layout
+// twin (which llama.cpp may not load) from its llama.cpp-layout twin's: the same ids either way.
+TEST(TokenizerGolden, EveryGoldenModelsPromptsTokeniseToItsIds) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const std::filesystem::path root(testing::fixtures_dir());
+  size_t checked = 0;
+  for (const auto& e : std::filesystem::directory_iterator(root / "golden")) {
+    const std::string name = e.path().filename().string();
+    const size_t dot = name.find('.');
+    if (!name.ends_with(".logits.jsonl") && !name.ends_with(".embed.jsonl")) continue;
+    const std::filesystem::path gguf_path = root / "models" / (name.substr(0, dot) + ".gguf");
+    if (!std::filesystem::exists(gguf_path)) continue;
+    SCOPED_TRACE(gguf_path.string());
+    auto file = gguf::File::open(gguf_path.string());
+    ASSERT_TRUE(file.ok()) << file.status().to_string();
+    auto tok = Tokenizer::load(**file);
+    ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+    std::ifstream in(e.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      const nlohmann::json j = nlohmann::json::parse(line);
+      const std::string prompt = j.at("prompt").get<std::string>();
+      EXPECT_EQ((*tok)->encode(prompt, /*add_special=*/true, /*parse_special=*/false),
+                j.at("ids").get<std::vector<int32_t>>())
+          << "'" << prompt << "'";
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 100u);
 }
 
 }  // namespace

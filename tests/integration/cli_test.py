@@ -452,6 +452,22 @@ def real_tests(env):
             rc, out, err = run(["create", "bad", "-f", modelfile], env)
             check(rc == 1 and err.strip().splitlines()[-1].startswith("Error:") and "num_predict" in err,
                   "a bad Modelfile: one clear error", out + err)
+            # An embedding model: run prints the input's vector as a JSON array, as Ollama does.
+            with open(modelfile, "w") as f:
+                f.write("FROM %s\n" % os.path.join(fixtures, "models", "tiny-bert-f16.gguf"))
+            rc, out, err = run(["create", "bert", "-f", modelfile], env)
+            check(rc == 0, "create an embedding model from its GGUF", out + err)
+            rc, out, err = run(["run", "bert", "hello", "world"], env)
+            vec = json.loads(out) if rc == 0 and out.startswith("[") else []
+            check(len(vec) == 128 and abs(sum(x * x for x in vec) - 1) < 1e-4,
+                  "run on an embedding model prints a unit vector", out[:200] + err)
+            rc, out, err = run(["run", "bert", "--dimensions", "8", "hello"], env)
+            check(rc == 0 and len(json.loads(out)) == 8, "run --dimensions 8", out + err)
+            rc, out, err = run(["run", "bert"], env, stdin="")
+            check(rc == 1 and "embedding models require input text" in err, "run on an embedding model needs text", err)
+            rc, out, err = run(["show", "bert"], env)
+            check(rc == 0 and "embedding" in out.split("Capabilities")[-1] and "completion" not in out,
+                  "show lists the embedding capability only", out + err)
         finally:
             serve.terminate()
             serve.wait(timeout=10)

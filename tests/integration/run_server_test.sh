@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts `paddock serve` on a free port over a temp copy of fixtures/ollama-store, runs one
-# suite against it (curl | hardening | clients; BASE, SERVER_PID and SERVER_LOG exported),
+# suite against it (curl | hardening: server_<suite>.sh; clients | embeddings: <suite>.mjs
+# with the npm clients; BASE, SERVER_PID and SERVER_LOG exported),
 # stops the server. The clients suite also gets a local docker-registry (REGISTRY=host:port)
 # for pull and push when it is installed. Exit 77 = skipped (said loudly).
 set -euo pipefail
@@ -12,7 +13,7 @@ if [ ! -d "$store_src/manifests" ]; then
   echo "SKIPPED: fixture store $store_src not found" >&2
   exit 77
 fi
-if [ "$suite" = clients ] && [ ! -d "$here/node_modules/ollama" ]; then
+if { [ "$suite" = clients ] || [ "$suite" = embeddings ]; } && [ ! -d "$here/node_modules/ollama" ]; then
   echo "SKIPPED: npm clients not installed (run npm install in tests/integration)" >&2
   exit 77
 fi
@@ -44,7 +45,7 @@ export BASE="http://127.0.0.1:$port" SERVER_PID=$server SERVER_LOG="$work/server
 if [ "$suite" = curl ] || [ "$suite" = hardening ]; then
   bash "$here/server_$suite.sh"
 else
-  node "$here/clients.mjs"
+  node "$here/$suite.mjs"
 fi
 status=$?
 # Graceful shutdown on SIGTERM: the server exits by itself.

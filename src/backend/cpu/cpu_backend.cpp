@@ -49,6 +49,8 @@ void run_rope(CpuContext& c, const Node& n) { cpu::rope(c.pool, n.src[0], n.ids,
 void run_swiglu(CpuContext& c, const Node& n) { cpu::swiglu(c.pool, c.isa, n.src[0], n.src[1], n.dst); }
 void run_geglu(CpuContext& c, const Node& n) { cpu::geglu(c.pool, n.src[0], n.src[1], n.dst); }
 void run_scale(CpuContext& c, const Node& n) { cpu::scale(c.pool, n.src[0], n.scalar, n.dst); }
+void run_norm(CpuContext& c, const Node& n) { cpu::norm(c.pool, n.src[0], n.scalar, n.dst); }
+void run_gelu(CpuContext& c, const Node& n) { cpu::gelu(c.pool, n.src[0], n.dst); }
 void run_attention(CpuContext& c, const Node& n) {
   cpu::attention(c.pool, c.isa, n.src[0], n.src[1], n.src[2], n.ids, n.attn, attention_sinks(n), n.dst);
 }
@@ -72,6 +74,8 @@ constexpr HostKernelTable<CpuContext> kKernels = {{
     {supports_copy, run_copy},
     {all_f32, run_geglu},
     {all_f32, run_scale},
+    {all_f32, run_norm},
+    {all_f32, run_gelu},
 }};
 static_assert(complete(kKernels), "a kernel row for every op");
 

@@ -3,6 +3,7 @@
 // reductions can differ, and swiglu's exp on the SIMD paths (attention's vector exp,
 // within 2 ulp of std::exp).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -109,95 +110,114 @@ void add(ThreadPool& pool, const TensorView& a, const TensorView& b, const Tenso
   binary(pool, a, b, dst, [](float x, float y) { return x + y; });
 }
 
-void rms_norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst) {
-  PADDOCK_CHECK(x.type == DType::kF32 && dst.type == DType::kF32 && x.same_shape(dst));
-  PADDOCK_CHECK(x.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
-  const int64_t n = x.ne[0];
-  for_rows(pool, n_rows(x), x.n_elements(), [&](int64_t begin, int64_t end, int) {
+namespace {
+
+// fn(in, out) over each row of dst, `in` the same row of each of srcs: F32 tensors of dst's
+// shape with unit-stride rows. cost: work per element relative to an add.
+template <size_t N, typename F>
+void each_row(ThreadPool& pool, const std::array<const TensorView*, N>& srcs, const TensorView& dst, int64_t cost,
+              F&& fn) {
+  PADDOCK_CHECK(dst.type == DType::kF32 && dst.nb[0] == sizeof(float));
+  for (const TensorView* v : srcs) {
+    PADDOCK_CHECK(v->type == DType::kF32 && v->nb[0] == sizeof(float) && v->same_shape(dst));
+  }
+  for_rows(pool, n_rows(dst), cost * dst.n_elements(), [&](int64_t begin, int64_t end, int) {
+    std::array<const float*, N> in;
     for (int64_t r = begin; r < end; ++r) {
-      const float* src = reinterpret_cast<const float*>(nth_row(x, r));
-      float* out = reinterpret_cast<float*>(nth_row(dst, r));
-      // Eight partial sums: one chain of dependent double adds took 3 us per decode call.
-      double part[8] = {};
-      int64_t i = 0;
-      for (; i + 8 <= n; i += 8) {
-        for (int k = 0; k < 8; ++k) part[k] += static_cast<double>(src[i + k] * src[i + k]);
-      }
-      double sum = 0;
-      for (; i < n; ++i) sum += static_cast<double>(src[i] * src[i]);
-      for (double p : part) sum += p;
-      const float mean = static_cast<float>(sum / static_cast<double>(n));
-      const float scale = 1.0f / std::sqrt(mean + eps);
-      for (int64_t j = 0; j < n; ++j) out[j] = src[j] * scale;
+      for (size_t k = 0; k < N; ++k) in[k] = reinterpret_cast<const float*>(nth_row(*srcs[k], r));
+      fn(in, reinterpret_cast<float*>(nth_row(dst, r)));
     }
   });
 }
 
-void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up,
-            const TensorView& dst) {
-  PADDOCK_CHECK(gate.same_shape(up) && gate.same_shape(dst));
-  PADDOCK_CHECK(gate.type == DType::kF32 && up.type == DType::kF32 && dst.type == DType::kF32);
-  PADDOCK_CHECK(gate.nb[0] == sizeof(float) && up.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
-  // exp is most of the op (a scalar std::exp took 2-4% of a prompt's time): SIMD paths take
-  // e^-g a block at a time from the vector exp.
-  const ExpFn vexp = isa == CpuIsa::kScalar ? nullptr : exp_avx2_kernel();
-  const int64_t n = gate.ne[0];
-  for_rows(pool, n_rows(gate), 10 * gate.n_elements(), [&](int64_t begin, int64_t end, int) {
-    for (int64_t r = begin; r < end; ++r) {
-      const float* g = reinterpret_cast<const float*>(nth_row(gate, r));
-      const float* u = reinterpret_cast<const float*>(nth_row(up, r));
-      float* out = reinterpret_cast<float*>(nth_row(dst, r));
-      if (vexp == nullptr) {
-        for (int64_t i = 0; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
-        continue;
-      }
-      constexpr int64_t kBlock = 256;
-      float e[kBlock];
-      for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
-        const int64_t len = std::min(kBlock, n - i0);
-        for (int64_t i = 0; i < len; ++i) e[i] = -g[i0 + i];
-        vexp(e, e, len);
-        for (int64_t i = 0; i < len; ++i) out[i0 + i] = g[i0 + i] / (1.0f + e[i]) * u[i0 + i];
-      }
-    }
-  });
+// Sum of f(x[i]) in double, over eight partial sums: one chain of dependent double adds took
+// 3 us per decode call.
+template <typename F>
+double row_sum(const float* x, int64_t n, F f) {
+  double part[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) part[k] += static_cast<double>(f(x[i + k]));
+  }
+  double sum = 0;
+  for (; i < n; ++i) sum += static_cast<double>(f(x[i]));
+  for (double p : part) sum += p;
+  return sum;
 }
 
-void geglu(ThreadPool& pool, const TensorView& gate, const TensorView& up, const TensorView& dst) {
-  PADDOCK_CHECK(gate.same_shape(up) && gate.same_shape(dst));
-  PADDOCK_CHECK(gate.type == DType::kF32 && up.type == DType::kF32 && dst.type == DType::kF32);
-  PADDOCK_CHECK(gate.nb[0] == sizeof(float) && up.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
-  // gelu_ggml's table, built once: a lookup instead of a tanh each.
+// gelu_ggml's table, built once: a lookup instead of a tanh each.
+float gelu_lookup(float x) {
   static const std::vector<float> table = [] {
     std::vector<float> t(65536);
     for (uint32_t h = 0; h < t.size(); ++h) t[h] = gelu_of_f16(static_cast<uint16_t>(h));
     return t;
   }();
+  return x <= -10.0f ? 0.0f : x >= 10.0f ? x : table[f32_to_fp16(x)];
+}
+
+}  // namespace
+
+void rms_norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst) {
+  const int64_t n = x.ne[0];
+  each_row<1>(pool, {&x}, dst, 1, [&](const std::array<const float*, 1>& in, float* out) {
+    const float mean = static_cast<float>(row_sum(in[0], n, [](float v) { return v * v; }) / static_cast<double>(n));
+    const float scale = 1.0f / std::sqrt(mean + eps);
+    for (int64_t j = 0; j < n; ++j) out[j] = in[0][j] * scale;
+  });
+}
+
+void norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst) {
+  const int64_t n = x.ne[0];
+  each_row<1>(pool, {&x}, dst, 2, [&](const std::array<const float*, 1>& in, float* out) {
+    const auto mean = static_cast<float>(row_sum(in[0], n, [](float v) { return v; }) / static_cast<double>(n));
+    const double var = row_sum(in[0], n, [mean](float v) { return (v - mean) * (v - mean); }) / static_cast<double>(n);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(var) + eps);
+    for (int64_t j = 0; j < n; ++j) out[j] = (in[0][j] - mean) * scale;
+  });
+}
+
+void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up,
+            const TensorView& dst) {
+  // exp is most of the op (a scalar std::exp took 2-4% of a prompt's time): SIMD paths take
+  // e^-g a block at a time from the vector exp.
+  const ExpFn vexp = isa == CpuIsa::kScalar ? nullptr : exp_avx2_kernel();
   const int64_t n = gate.ne[0];
-  for_rows(pool, n_rows(gate), 4 * gate.n_elements(), [&](int64_t begin, int64_t end, int) {
-    for (int64_t r = begin; r < end; ++r) {
-      const float* g = reinterpret_cast<const float*>(nth_row(gate, r));
-      const float* u = reinterpret_cast<const float*>(nth_row(up, r));
-      float* out = reinterpret_cast<float*>(nth_row(dst, r));
-      for (int64_t i = 0; i < n; ++i) {
-        const float x = g[i];
-        const float act = x <= -10.0f ? 0.0f : x >= 10.0f ? x : table[f32_to_fp16(x)];
-        out[i] = act * u[i];
-      }
+  each_row<2>(pool, {&gate, &up}, dst, 10, [&](const std::array<const float*, 2>& in, float* out) {
+    const float* g = in[0];
+    const float* u = in[1];
+    if (vexp == nullptr) {
+      for (int64_t i = 0; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+      return;
+    }
+    constexpr int64_t kBlock = 256;
+    float e[kBlock];
+    for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+      const int64_t len = std::min(kBlock, n - i0);
+      for (int64_t i = 0; i < len; ++i) e[i] = -g[i0 + i];
+      vexp(e, e, len);
+      for (int64_t i = 0; i < len; ++i) out[i0 + i] = g[i0 + i] / (1.0f + e[i]) * u[i0 + i];
     }
   });
 }
 
-void scale(ThreadPool& pool, const TensorView& x, float s, const TensorView& dst) {
-  PADDOCK_CHECK(x.same_shape(dst) && x.type == DType::kF32 && dst.type == DType::kF32);
-  PADDOCK_CHECK(x.nb[0] == sizeof(float) && dst.nb[0] == sizeof(float));
+void geglu(ThreadPool& pool, const TensorView& gate, const TensorView& up, const TensorView& dst) {
+  const int64_t n = gate.ne[0];
+  each_row<2>(pool, {&gate, &up}, dst, 4, [&](const std::array<const float*, 2>& in, float* out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = gelu_lookup(in[0][i]) * in[1][i];
+  });
+}
+
+void gelu(ThreadPool& pool, const TensorView& x, const TensorView& dst) {
   const int64_t n = x.ne[0];
-  for_rows(pool, n_rows(x), x.n_elements(), [&](int64_t begin, int64_t end, int) {
-    for (int64_t r = begin; r < end; ++r) {
-      const float* in = reinterpret_cast<const float*>(nth_row(x, r));
-      float* out = reinterpret_cast<float*>(nth_row(dst, r));
-      for (int64_t i = 0; i < n; ++i) out[i] = in[i] * s;
-    }
+  each_row<1>(pool, {&x}, dst, 4, [&](const std::array<const float*, 1>& in, float* out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = gelu_lookup(in[0][i]);
+  });
+}
+
+void scale(ThreadPool& pool, const TensorView& x, float s, const TensorView& dst) {
+  const int64_t n = x.ne[0];
+  each_row<1>(pool, {&x}, dst, 1, [&](const std::array<const float*, 1>& in, float* out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = in[0][i] * s;
   });
 }
 

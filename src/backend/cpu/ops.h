@@ -35,6 +35,8 @@ void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorVi
             const TensorView& dst);
 void geglu(ThreadPool& pool, const TensorView& gate, const TensorView& up, const TensorView& dst);
 void scale(ThreadPool& pool, const TensorView& x, float s, const TensorView& dst);
+void norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst);
+void gelu(ThreadPool& pool, const TensorView& x, const TensorView& dst);
 // sinks: n_head floats, or nullptr.
 void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorView& k, const TensorView& v,
                std::span<const int32_t> pos, const AttnParams& p, const float* sinks, const TensorView& dst);

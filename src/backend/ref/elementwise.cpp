@@ -1,4 +1,4 @@
-// Elementwise ops: mul/add with broadcasting, SwiGLU, GEGLU, scale, and type-converting copy.
+// Elementwise ops: mul/add with broadcasting, SwiGLU, GEGLU, GELU, scale, and type-converting copy.
 #include <cmath>
 #include <cstring>
 
@@ -98,6 +98,10 @@ void geglu(const TensorView& gate, const TensorView& up, const TensorView& dst) 
 
 void scale(const TensorView& x, float s, const TensorView& dst) {
   each(x, x, dst, [s](float v, float) { return v * s; });
+}
+
+void gelu(const TensorView& x, const TensorView& dst) {
+  each(x, x, dst, [](float v, float) { return gelu_ggml(v); });
 }
 
 void copy(const TensorView& src, const TensorView& dst) {

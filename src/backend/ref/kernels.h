@@ -26,6 +26,8 @@ void rope(const TensorView& x, std::span<const int32_t> pos, const RopeParams& p
 void swiglu(const TensorView& gate, const TensorView& up, const TensorView& dst);
 void geglu(const TensorView& gate, const TensorView& up, const TensorView& dst);
 void scale(const TensorView& x, float s, const TensorView& dst);
+void norm(const TensorView& x, float eps, const TensorView& dst);
+void gelu(const TensorView& x, const TensorView& dst);
 // sinks: n_head floats, or nullptr.
 void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
                const AttnParams& p, const float* sinks, const TensorView& dst);

@@ -70,6 +70,8 @@ void run_rope(RefContext&, const Node& n) { ref::rope(n.src[0], n.ids, n.rope, n
 void run_swiglu(RefContext&, const Node& n) { ref::swiglu(n.src[0], n.src[1], n.dst); }
 void run_geglu(RefContext&, const Node& n) { ref::geglu(n.src[0], n.src[1], n.dst); }
 void run_scale(RefContext&, const Node& n) { ref::scale(n.src[0], n.scalar, n.dst); }
+void run_norm(RefContext&, const Node& n) { ref::norm(n.src[0], n.scalar, n.dst); }
+void run_gelu(RefContext&, const Node& n) { ref::gelu(n.src[0], n.dst); }
 void run_attention(RefContext&, const Node& n) {
   ref::attention(n.src[0], n.src[1], n.src[2], n.ids, n.attn, attention_sinks(n), n.dst);
 }
@@ -93,6 +95,8 @@ constexpr HostKernelTable<RefContext> kKernels = {{
     {supports_copy, run_copy},
     {all_f32, run_geglu},
     {all_f32, run_scale},
+    {all_f32, run_norm},
+    {all_f32, run_gelu},
 }};
 static_assert(complete(kKernels), "a kernel row for every op");
 

@@ -108,7 +108,7 @@ Result<uint32_t> encode_mul_mat(const Node& n, const DeviceTraits& d, ParamWrite
   return static_cast<uint32_t>(row_groups * ceil_div(n.src[1].ne[1], kColumns) * n.src[1].ne[2]);
 }
 
-Result<uint32_t> encode_rms_norm(const Node& n, const DeviceTraits&, ParamWriter& w) {
+Result<uint32_t> encode_norm(const Node& n, const DeviceTraits&, ParamWriter& w) {
   w.op(0, n.scalar);
   return static_cast<uint32_t>(n.src[0].ne[1] * n.src[0].ne[2] * n.src[0].ne[3]);
 }
@@ -199,7 +199,7 @@ bool attention_kernel_types(std::span<const DType> types) {
 const std::array<VulkanKernel, kOpCount> kKernels = {{
     {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("get_rows", n); }, encode_get_rows},
     {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("mul_mat", n); }, encode_mul_mat},
-    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rms_norm"); }, encode_rms_norm},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rms_norm"); }, encode_norm},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("mul"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("add"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rope"); }, encode_rope},
@@ -208,6 +208,8 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
     {copy_types, [](const Node& n, const DeviceTraits&) { return typed("copy", n) + "_" + type_suffix(n.dst.type); }, encode_copy},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("geglu"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("scale"); }, encode_scale},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("norm"); }, encode_norm},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("gelu"); }, encode_elementwise},
 }};
 
 }  // namespace

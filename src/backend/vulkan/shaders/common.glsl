@@ -55,3 +55,12 @@ uint16_t to_f16(float v) {
   const uint m = ax - 0x38000000u;  // exponent rebased from 127 to 15
   return uint16_t(sign | ((m + 0x0FFFu + ((m >> 13) & 1u)) >> 13));
 }
+
+// ggml's GELU (backend/gelu.h): the tanh approximation of a half-precision input, rounded to
+// half precision; 0 below -10 and x above 10.
+float gelu_ggml(float g) {
+  if (g <= -10.0) return 0.0;
+  if (g >= 10.0) return g;
+  const float x = f16_at(to_f16(g));
+  return f16_at(to_f16(0.5 * x * (1.0 + tanh(0.79788456080286535587989211986876 * x * (1.0 + 0.044715 * x * x)))));
+}

@@ -1,15 +1,11 @@
 #version 450
-// dst = act(src0) * src1, one invocation per element: act = silu, or with GELU ggml's GELU
-// (backend/gelu.h: the tanh approximation of a half-precision input, rounded to half).
+// dst = act(src0) * src1, one invocation per element: act = silu, or with GELU ggml's GELU.
 #include "common.glsl"
 layout(local_size_x = 256) in;
 
 float act(float g) {
 #if defined(GELU)
-  if (g <= -10.0) return 0.0;
-  if (g >= 10.0) return g;
-  const float x = f16_at(to_f16(g));
-  return f16_at(to_f16(0.5 * x * (1.0 + tanh(0.79788456080286535587989211986876 * x * (1.0 + 0.044715 * x * x)))));
+  return gelu_ggml(g);
 #else
   return g / (1.0 + exp(-g));
 #endif

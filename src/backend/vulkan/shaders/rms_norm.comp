@@ -1,8 +1,22 @@
 #version 450
-// Each row / sqrt(mean(row^2) + eps); one workgroup per row. Op words: 0 = eps.
+// One workgroup per row, op word 0 = eps. RMS norm: row / sqrt(mean(row^2) + eps); with
+// CENTER (LayerNorm's normalisation): (row - mean) / sqrt(mean((row - mean)^2) + eps).
 #include "common.glsl"
 layout(local_size_x = 128) in;
 shared float partial[128];
+
+// The sum over the workgroup of each invocation's v.
+float workgroup_sum(float v) {
+  const uint tid = gl_LocalInvocationID.x;
+  barrier();  // the previous sum's readers are done with partial[]
+  partial[tid] = v;
+  barrier();
+  for (uint s = 64; s > 0; s >>= 1) {
+    if (tid < s) partial[tid] += partial[tid + s];
+    barrier();
+  }
+  return partial[0];
+}
 
 void main() {
   const uint row = group_index();
@@ -12,17 +26,17 @@ void main() {
   const uint x = t_at(T_SRC0, i1, i2, i3), xs = t_nb(T_SRC0, 0);
   const uint y = t_at(T_DST, i1, i2, i3), ys = t_nb(T_DST, 0);
   const uint tid = gl_LocalInvocationID.x;
+  float mean = 0.0;
+#if defined(CENTER)
   float sum = 0.0;
+  for (uint i = tid; i < n; i += 128) sum += A_f[(x + i * xs) >> 2];
+  mean = workgroup_sum(sum) / float(n);
+#endif
+  float sum2 = 0.0;
   for (uint i = tid; i < n; i += 128) {
-    const float v = A_f[(x + i * xs) >> 2];
-    sum += v * v;
+    const float v = A_f[(x + i * xs) >> 2] - mean;
+    sum2 += v * v;
   }
-  partial[tid] = sum;
-  barrier();
-  for (uint s = 64; s > 0; s >>= 1) {
-    if (tid < s) partial[tid] += partial[tid + s];
-    barrier();
-  }
-  const float scale = 1.0 / sqrt(partial[0] / float(n) + pf(0));
-  for (uint i = tid; i < n; i += 128) D_f[(y + i * ys) >> 2] = A_f[(x + i * xs) >> 2] * scale;
+  const float scale = 1.0 / sqrt(workgroup_sum(sum2) / float(n) + pf(0));
+  for (uint i = tid; i < n; i += 128) D_f[(y + i * ys) >> 2] = (A_f[(x + i * xs) >> 2] - mean) * scale;
 }

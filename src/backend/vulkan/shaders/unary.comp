@@ -1,7 +1,15 @@
 #version 450
-// dst = src0 * op word 0, one invocation per element.
+// dst = f(src0), one invocation per element: with SCALE src0 * op word 0, with GELU ggml's GELU.
 #include "common.glsl"
 layout(local_size_x = 256) in;
+
+float f(float x) {
+#if defined(SCALE)
+  return x * pf(0);
+#else
+  return gelu_ggml(x);
+#endif
+}
 
 void main() {
   const uint n0 = t_ne(T_DST, 0), n1 = t_ne(T_DST, 1), n2 = t_ne(T_DST, 2);
@@ -9,5 +17,5 @@ void main() {
   if (e >= n0 * n1 * n2 * t_ne(T_DST, 3)) return;
   const uint i0 = e % n0, i1 = (e / n0) % n1, i2 = (e / (n0 * n1)) % n2, i3 = e / (n0 * n1 * n2);
   const float x = A_f[(t_at(T_SRC0, i1, i2, i3) + i0 * t_nb(T_SRC0, 0)) >> 2];
-  D_f[(t_at(T_DST, i1, i2, i3) + i0 * t_nb(T_DST, 0)) >> 2] = x * pf(0);
+  D_f[(t_at(T_DST, i1, i2, i3) + i0 * t_nb(T_DST, 0)) >> 2] = f(x);
 }
