@@ -53,6 +53,19 @@ Result<AttnWeights> bind_attention(WeightBinder& b, const HParams& hp, int64_t i
   return w;
 }
 
+Result<AttnWeights> bind_fused_attention(WeightBinder& b, const HParams& hp, int64_t il) {
+  AttnWeights w;
+  const int64_t qkv[] = {hp.n_embd_q(il), hp.n_embd_k(il), hp.n_embd_v(il)};
+  PADDOCK_ASSIGN(const std::vector<TensorView> parts, b.split_rows(blk(il, "attn_qkv.weight"), hp.n_embd, qkv));
+  w.wq = parts[0];
+  w.wk = parts[1];
+  w.wv = parts[2];
+  PADDOCK_ASSIGN(w.wo, b.tensor(blk(il, "attn_output.weight"), {hp.layer(il).n_head * hp.head_dim_v, hp.n_embd},
+                                Use::kMulMat));
+  PADDOCK_ASSIGN(w.bo, b.optional(blk(il, "attn_output.bias"), {hp.n_embd}));
+  return w;
+}
+
 Result<FfnWeights> bind_gated_ffn(WeightBinder& b, const HParams& hp, int64_t il) {
   FfnWeights w;
   const int64_t n_ff = hp.layer(il).n_ff;

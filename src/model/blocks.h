@@ -68,6 +68,9 @@ struct AttnParts {
 // token_embd (which sets hp.n_vocab), output_norm and output, tied to token_embd when absent.
 Result<EmbdHeadWeights> bind_embd_head(WeightBinder& b, HParams& hp);
 Result<AttnWeights> bind_attention(WeightBinder& b, const HParams& hp, int64_t il, const AttnParts& parts);
+// Q, K and V as row blocks of one attn_qkv matrix (phi3, nomic-bert), attn_output and its
+// optional bias; no Q/K/V biases or norms.
+Result<AttnWeights> bind_fused_attention(WeightBinder& b, const HParams& hp, int64_t il);
 // ffn_gate, ffn_up, ffn_down of layer il.
 Result<FfnWeights> bind_gated_ffn(WeightBinder& b, const HParams& hp, int64_t il);
 // attn_norm, attention, ffn_norm and FFN of layer il.

@@ -98,14 +98,7 @@ Result<BertLayer> bind_layer(WeightBinder& b, const HParams& hp, int64_t il, Var
     PADDOCK_ASSIGN(l.ffn.down, b.tensor(blk(il, "ffn_down.weight"), {n_ff, hp.n_embd}, Use::kMulMat));
     PADDOCK_ASSIGN(l.ffn_down_b, b.tensor(blk(il, "ffn_down.bias"), {hp.n_embd}));
   } else {
-    const int64_t qkv[] = {hp.n_embd_q(il), hp.n_embd_k(il), hp.n_embd_v(il)};
-    PADDOCK_ASSIGN(const std::vector<TensorView> parts, b.split_rows(blk(il, "attn_qkv.weight"), hp.n_embd, qkv));
-    l.attn.wq = parts[0];
-    l.attn.wk = parts[1];
-    l.attn.wv = parts[2];
-    PADDOCK_ASSIGN(l.attn.wo, b.tensor(blk(il, "attn_output.weight"),
-                                       {hp.layer(il).n_head * hp.head_dim_v, hp.n_embd}, Use::kMulMat));
-    PADDOCK_ASSIGN(l.attn.bo, b.optional(blk(il, "attn_output.bias"), {hp.n_embd}));
+    PADDOCK_ASSIGN(l.attn, bind_fused_attention(b, hp, il));
     PADDOCK_ASSIGN(l.ffn, bind_gated_ffn(b, hp, il));
   }
   PADDOCK_ASSIGN(l.attn_out_norm, bind_layer_norm(b, hp, blk(il, "attn_output_norm")));

@@ -13,13 +13,7 @@ Result<PreNormLayerWeights> bind_layer(WeightBinder& b, const HParams& hp, int64
   PreNormLayerWeights w;
   PADDOCK_ASSIGN(w.attn_norm, b.tensor(blk(il, "attn_norm.weight"), {hp.n_embd}));
   if (b.has(blk(il, "attn_qkv.weight"))) {
-    const int64_t qkv[] = {hp.n_embd_q(il), hp.n_embd_k(il), hp.n_embd_v(il)};
-    PADDOCK_ASSIGN(const std::vector<TensorView> parts, b.split_rows(blk(il, "attn_qkv.weight"), hp.n_embd, qkv));
-    w.attn.wq = parts[0];
-    w.attn.wk = parts[1];
-    w.attn.wv = parts[2];
-    PADDOCK_ASSIGN(w.attn.wo, b.tensor(blk(il, "attn_output.weight"),
-                                       {hp.layer(il).n_head * hp.head_dim_v, hp.n_embd}, Use::kMulMat));
+    PADDOCK_ASSIGN(w.attn, bind_fused_attention(b, hp, il));
   } else {
     PADDOCK_ASSIGN(w.attn, bind_attention(b, hp, il, {}));
   }
