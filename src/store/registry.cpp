@@ -141,13 +141,14 @@ class Puller {
   // false when another puller finished the blob while we waited for the partial's lock.
   Result<bool> download(const Layer& l) {
     std::string path = partial_path(l.digest);
-    Fd f(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    Fd f(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (f.fd < 0) return io_error(path + ": " + errno_text());
     // One writer per partial file; a concurrent pull of the same blob waits here.
     if (::flock(f.fd, LOCK_EX) != 0) return io_error(path + ": flock: " + errno_text());
     if (store_.has_blob(l.digest)) return false;
     struct stat st {};
     if (::fstat(f.fd, &st) != 0) return io_error(path + ": " + errno_text());
+    if (!S_ISREG(st.st_mode)) return io_error(path + ": a partial download must be a regular file");
     uint64_t offset = static_cast<uint64_t>(st.st_size);
     if (offset > l.size) {
       if (::ftruncate(f.fd, 0) != 0) return io_error(path + ": " + errno_text());
@@ -331,6 +332,8 @@ class Pusher {
     put.send_auth = loc.keep_auth;
     put.headers = {"Content-Type: application/octet-stream"};
     put.upload_path = store_.blob_path(l.digest);
+    put.upload_sha256 = l.digest.hex();
+    put.upload_size = l.size;
     PADDOCK_ASSIGN(HttpResponse u, send_with_retry(http_, put, opts_));
     if (u.status != 201 && u.status != 204 && u.status != 200) {
       return http_error("push: uploading " + l.digest.str(), u);

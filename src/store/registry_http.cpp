@@ -1,6 +1,9 @@
 #include "store/registry_http.h"
 
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -10,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/sha256.h"
 #include "store/registry_url.h"
 
 namespace paddock::store {
@@ -32,6 +36,10 @@ struct Transfer {
   FILE* file = nullptr;
   std::string_view body;
   size_t body_pos = 0;
+  // A file upload's hash so far, checked when its last byte has been read.
+  Sha256 hash;
+  uint64_t read = 0;
+  bool mismatch = false;
 };
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
@@ -85,6 +93,15 @@ size_t on_read(char* buf, size_t size, size_t n, void* user) {
   if (t->file) {
     size_t got = std::fread(buf, 1, want, t->file);
     if (got == 0 && std::ferror(t->file)) return CURL_READFUNC_ABORT;
+    const HttpRequest& req = *t->req;
+    if (req.upload_sha256.empty()) return got;
+    t->hash.update(std::string_view(buf, got));
+    t->read += got;
+    // The last bytes are held back from the registry unless the whole file hashes right.
+    if (t->read == req.upload_size && t->hash.hex_digest() != req.upload_sha256) {
+      t->mismatch = true;
+      return CURL_READFUNC_ABORT;
+    }
     return got;
   }
   size_t got = std::min(want, t->body.size() - t->body_pos);
@@ -154,11 +171,25 @@ Result<HttpResponse> RegistryHttp::send_once(const HttpRequest& req, const std::
     curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
     curl_easy_setopt(c, CURLOPT_READDATA, &t);
     if (!req.upload_path.empty()) {
-      file.reset(std::fopen(req.upload_path.c_str(), "rb"));
-      if (!file) return io_error(req.upload_path + ": cannot open for upload");
-      std::fseek(file.get(), 0, SEEK_END);
-      long size = std::ftell(file.get());
-      std::rewind(file.get());
+      // Never through a link (a blob swapped for a link to /etc/passwd must not leave).
+      const int fd = ::open(req.upload_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) return io_error(req.upload_path + ": cannot open for upload (a link or missing)");
+      struct stat st {};
+      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return io_error(req.upload_path + ": not a regular file; not uploaded");
+      }
+      const auto size = static_cast<uint64_t>(st.st_size);
+      if (!req.upload_sha256.empty() && size != req.upload_size) {
+        ::close(fd);
+        return corrupt(req.upload_path + ": holds " + std::to_string(size) + " bytes, the manifest says " +
+                       std::to_string(req.upload_size) + "; not uploaded");
+      }
+      file.reset(::fdopen(fd, "rb"));
+      if (!file) {
+        ::close(fd);
+        return io_error(req.upload_path + ": cannot open for upload");
+      }
       t.file = file.get();
       curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
     } else {
@@ -171,6 +202,10 @@ Result<HttpResponse> RegistryHttp::send_once(const HttpRequest& req, const std::
 
   CURLcode rc = curl_easy_perform(c);
   if (t.cancelled) return Status(Code::kCancelled, "cancelled");
+  if (t.mismatch) {
+    return corrupt(req.upload_path + ": its bytes do not match digest sha256:" + req.upload_sha256 +
+                   "; not uploaded");
+  }
   if (t.too_large) return corrupt(url + ": response larger than " + std::to_string(req.max_body) + " bytes");
   if (rc != CURLE_OK) {
     // A name that does not resolve will not resolve on a retry either: fail at once (offline).

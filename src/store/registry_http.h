@@ -22,7 +22,11 @@ struct HttpRequest {
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
   std::string body;                  // request body (POST/PUT) unless upload_path is set
-  std::string upload_path;           // file sent as the PUT body
+  std::string upload_path;           // file sent as the PUT body: a regular file, not a link
+  // With upload_path: the bytes it must hold (sha256 hex, size). A file of another size is
+  // refused; one whose bytes hash otherwise is cut off before its last byte (kCorrupt).
+  std::string upload_sha256;
+  uint64_t upload_size = 0;
   bool follow_redirects = true;
   bool send_auth = true;  // false for URLs a registry handed out for another host
   // Receives the body of a 2xx response; returning false cancels. Without a sink the body is

@@ -3,7 +3,8 @@
 # stories260K.gguf, push, delete locally, pull back (byte-identical blobs and manifest);
 # a pull whose connections are cut midway resumes with Range and verifies; a pull killed
 # midway leaves a partial that the next pull continues; a corrupted blob on the registry
-# fails with "digest mismatch" and leaves neither blob nor manifest behind.
+# fails with "digest mismatch" and leaves neither blob nor manifest behind; a local blob
+# that is a link, or whose bytes do not match its digest, is never uploaded.
 # Usage: registry_test.sh DRIVER   (env PADDOCK_FIXTURES). Exit 77 = skipped.
 set -euo pipefail
 driver=$1
@@ -47,6 +48,23 @@ echo "== push"
 grep -q '"status":"pushing manifest"' "$tmp/push.log" || fail "no pushing manifest event"
 grep -q '"status":"success"' "$tmp/push.log" || fail "push did not report success"
 "$driver" push "$store" "$name" >"$tmp/push2.log" || fail "second push (all blobs exist)"
+
+echo "== push uploads only verified blobs"
+evil_store=$tmp/evil
+evil=127.0.0.1:$port/test/evil:latest
+"$driver" create "$evil_store" "$evil" "$gguf" || fail "create (evil)"
+blob=$evil_store/blobs/sha256-$model_hex
+head_status() { curl -s -o /dev/null -w '%{http_code}' -I "http://127.0.0.1:$port/v2/test/evil/blobs/sha256:$model_hex"; }
+printf 'secret\n' >"$tmp/secret"
+rm "$blob" && ln -s "$tmp/secret" "$blob"
+if "$driver" push "$evil_store" "$evil" >"$tmp/evil.log" 2>&1; then fail "pushed a blob that is a link"; fi
+grep -q "a link or missing" "$tmp/evil.log" || fail "link refusal: $(tail -2 "$tmp/evil.log")"
+[ "$(head_status)" = 404 ] || fail "the link's target reached the registry"
+rm "$blob" && cp "$gguf" "$blob" && chmod u+w "$blob"
+printf 'X' | dd of="$blob" bs=1 seek=1000 conv=notrunc status=none  # same size, other bytes
+if "$driver" push "$evil_store" "$evil" >"$tmp/evil.log" 2>&1; then fail "pushed a blob that does not match its digest"; fi
+grep -q "do not match digest" "$tmp/evil.log" || fail "mismatch refusal: $(tail -2 "$tmp/evil.log")"
+[ "$(head_status)" = 404 ] || fail "a corrupt blob reached the registry"
 
 echo "== delete + pull"
 "$driver" rm "$store" "$name" || fail "rm"
