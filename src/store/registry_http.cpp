@@ -208,9 +208,14 @@ Result<HttpResponse> RegistryHttp::send_once(const HttpRequest& req, const std::
   }
   if (t.too_large) return corrupt(url + ": response larger than " + std::to_string(req.max_body) + " bytes");
   if (rc != CURLE_OK) {
-    // A name that does not resolve will not resolve on a retry either: fail at once (offline).
+    // A name that does not resolve, a host that refuses or does not answer the connection:
+    // a retry seconds later would fare no better, so fail at once (offline, wrong port).
+    // Transfers cut after connecting are retried.
+    curl_off_t connected_us = 0;
+    curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected_us);
+    const bool never_connected = rc == CURLE_COULDNT_CONNECT || (rc == CURLE_OPERATION_TIMEDOUT && connected_us == 0);
     const Code code = rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY ||
-                              rc == CURLE_UNSUPPORTED_PROTOCOL
+                              rc == CURLE_UNSUPPORTED_PROTOCOL || never_connected
                           ? Code::kIo
                           : Code::kUnavailable;
     return Status(code, req.method + " " + url + ": " + curl_easy_strerror(rc));

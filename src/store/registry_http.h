@@ -46,7 +46,7 @@ struct HttpResponse {
 struct HttpOptions {
   bool insecure = false;
   int max_redirects = 10;
-  long connect_timeout_s = 30;
+  long connect_timeout_s = 10;  // a registry that does not answer fails in seconds (no retry)
   long stall_timeout_s = 30;  // abort when no byte arrives for this long
   std::string user_agent = "paddock/0 (registry client)";
 };

@@ -81,6 +81,12 @@ TEST(TokenUrl, StaysOnTheRegistryHost) {
   EXPECT_FALSE(token_url(elsewhere, "https://r.example/v2/").ok());
   BearerChallenge ftp{"ftp://r.example/token", "", ""};
   EXPECT_FALSE(token_url(ftp, "https://r.example/v2/").ok());
+  BearerChallenge other_port{"https://r.example:8443/token", "", ""};
+  EXPECT_FALSE(token_url(other_port, "https://r.example/v2/").ok());
+  BearerChallenge explicit_default{"https://r.example:443/token", "", ""};
+  EXPECT_TRUE(token_url(explicit_default, "https://r.example/v2/").ok());
+  BearerChallenge same_port{"http://127.0.0.1:5000/token", "", ""};
+  EXPECT_TRUE(token_url(same_port, "http://127.0.0.1:5000/v2/").ok());
 }
 
 TEST(Redirects, RelativeSameHostKeepsAuth) {

@@ -156,8 +156,11 @@ Result<std::string> token_url(const BearerChallenge& c, std::string_view registr
   if (realm.scheme != "http" && realm.scheme != "https") {
     return invalid_argument("token realm " + c.realm + " is not http(s)");
   }
-  if (realm.host != reg.host) {
-    return invalid_argument("token realm host " + realm.host + " does not match registry host " + reg.host);
+  // Host and port: another service on the registry's host must not receive its credentials.
+  const auto port = [](const UrlParts& p) { return p.port.empty() ? (p.scheme == "https" ? "443" : "80") : p.port; };
+  if (realm.host != reg.host || port(realm) != port(reg)) {
+    return invalid_argument("token realm " + realm.host + ":" + port(realm) + " does not match registry " + reg.host +
+                            ":" + port(reg));
   }
   std::string url = c.realm;
   if (!c.service.empty()) url = add_query(url, "service", c.service);

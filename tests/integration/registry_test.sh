@@ -79,6 +79,13 @@ echo "== unknown model"
 if "$driver" pull "$store" "127.0.0.1:$port/test/nope:latest" 2>"$tmp/err.log"; then fail "pull of a missing model succeeded"; fi
 grep -q "pull model manifest: file does not exist" "$tmp/err.log" || fail "unexpected 404 message: $(cat "$tmp/err.log")"
 
+echo "== a registry that refuses connections fails in seconds (default retry delays)"
+closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+start=$(date +%s)
+if "$driver" pull "$store" "127.0.0.1:$closed/test/stories:latest" 2>"$tmp/err.log"; then fail "pull from a closed port succeeded"; fi
+[ $(($(date +%s) - start)) -le 5 ] || fail "a refused registry took $(($(date +%s) - start)) s to fail"
+grep -qi "connect" "$tmp/err.log" || fail "unexpected refusal message: $(cat "$tmp/err.log")"
+
 echo "== connections cut every 300000 bytes: resumed with Range"
 coproc CUT { exec python3 "$here/registry_proxy.py" "$port" cut 300000; }
 pids+=($CUT_PID)
