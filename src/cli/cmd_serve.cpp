@@ -1,9 +1,11 @@
 // `paddock serve`: the Ollama-compatible HTTP server on OLLAMA_HOST / PADDOCK_HOST over the
 // model store at PADDOCK_MODELS / OLLAMA_MODELS, with the scheduler's settings from the
 // environment. scheduler_effects() is the one place that says how models are run.
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "base/env.h"
 #include "base/log.h"
@@ -50,6 +52,32 @@ server::SchedulerEffects scheduler_effects() {
   return e;
 }
 
+// Blobs no manifest references and stale partial and temp files, removed at start and then
+// hourly, as Ollama prunes at start (OLLAMA_NOPRUNE turns both off). Prune leaves files younger
+// than its grace period (a pull or create in flight) and refuses while a manifest is unreadable.
+constexpr auto kPruneInterval = std::chrono::hours(1);
+
+void prune_store(store::Store& store) {
+  const Result<store::Store::PruneReport> r = store.prune();
+  if (!r.ok()) {
+    log_warn("prune skipped: " + r.status().message());
+  } else if (r->blobs_removed + r->temp_files_removed > 0) {
+    log_info("pruned " + std::to_string(r->blobs_removed) + " unused blobs and " +
+             std::to_string(r->temp_files_removed) + " stale partial files");
+  }
+}
+
+void start_pruning(store::Store& store) {
+  if (env_flag("NOPRUNE")) return;
+  prune_store(store);
+  std::thread([root = store.root()] {
+    for (;;) {
+      std::this_thread::sleep_for(kPruneInterval);
+      if (Result<store::Store> s = store::Store::open(root); s.ok()) prune_store(*s);
+    }
+  }).detach();
+}
+
 }  // namespace
 
 int run_serve(int argc, char** argv) {
@@ -72,6 +100,7 @@ int run_serve(int argc, char** argv) {
   config.origins = server::OriginPolicy::from_env();
   config.bound_host = where.host;
   config.version = kVersion;
+  start_pruning(*store);
   server::Api api(std::move(store).value(), scheduler_effects(), config);
   const Status s = server::serve(api, where);
   if (!s.is_ok()) {

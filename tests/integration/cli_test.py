@@ -417,11 +417,27 @@ def real_tests(env):
         shutil.copytree(store, models)
         port = free_port()
         env = dict(env, PADDOCK_HOST="127.0.0.1:%d" % port, PADDOCK_MODELS=models, HOME=tmp)
+        # An unreferenced blob and a stale partial download, older than prune's grace hour.
+        junk = [os.path.join(models, "blobs", "sha256-" + "ab" * 32),
+                os.path.join(models, "blobs", ".paddock-tmp-partial-sha256-" + "cd" * 32)]
+        for path in junk:
+            with open(path, "wb") as f:
+                f.write(b"junk")
+            os.utime(path, (time.time() - 7200, time.time() - 7200))
+        keep = subprocess.Popen([BIN, "serve"], env=dict(env, OLLAMA_NOPRUNE="1"), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        up = wait_up(port, keep)
+        keep.terminate()
+        keep.wait(timeout=10)
+        check(up and all(os.path.exists(p) for p in junk), "OLLAMA_NOPRUNE keeps unused blobs")
         serve = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             if not wait_up(port, serve):
                 check(False, "paddock serve starts", serve.stderr.read().decode() if serve.poll() is not None else "")
                 return
+            check(not any(os.path.exists(p) for p in junk), "serve prunes unused blobs and stale partials at start")
+            check(os.path.exists(os.path.join(models, "blobs")) and len(os.listdir(os.path.join(models, "blobs"))) > 2,
+                  "prune keeps the blobs manifests use")
             rc, out, err = run(["list"], env)
             check(rc == 0 and out.splitlines()[0].split() == ["NAME", "ID", "SIZE", "MODIFIED"]
                   and "stories" in out, "list against the real server", out + err)
