@@ -35,8 +35,11 @@ bool is_local(const std::string& host) {
 }
 
 // fork + exec "/proc/self/exe serve" in a new session, so it outlives this command and
-// Ctrl+C in the terminal does not reach it.
-Result<pid_t> spawn_server(const std::string& log) {
+// Ctrl+C in the terminal does not reach it. It listens on loopback only, on `where`'s port:
+// OLLAMA_HOST=0.0.0.0 (meant for a server started by hand, or for clients) must not make a
+// command quietly open an unauthenticated server to the network.
+Result<pid_t> spawn_server(const std::string& log, const server::HostPort& where) {
+  const std::string loopback = server::HostPort{.host = "127.0.0.1", .port = where.port}.to_string();
   const pid_t pid = fork();
   if (pid < 0) return io_error("cannot start a server: fork failed");
   if (pid == 0) {
@@ -48,6 +51,7 @@ Result<pid_t> spawn_server(const std::string& log) {
       dup2(log_fd, STDOUT_FILENO);
       dup2(log_fd, STDERR_FILENO);
     }
+    setenv("PADDOCK_HOST", loopback.c_str(), 1);
     execl("/proc/self/exe", "paddock", "serve", static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -64,7 +68,7 @@ Result<HttpClient> connect_or_start() {
     return alive;
   }
   const std::string log = log_path();
-  PADDOCK_ASSIGN(const pid_t pid, spawn_server(log));
+  PADDOCK_ASSIGN(const pid_t pid, spawn_server(log, client.where()));
   const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(kPollInterval);

@@ -95,6 +95,11 @@ int run_serve(int argc, char** argv) {
     return 1;
   }
   const server::HostPort where = server::parse_host(env_get_or("HOST", ""));
+  if (!server::is_loopback_host(where.host)) {
+    log_warn("listening on " + where.to_string() +
+             ": every client that can reach this address can run, pull, push, create and delete models "
+             "(paddock has no authentication yet); bind 127.0.0.1 unless that is what you want");
+  }
   server::ApiConfig config;
   config.scheduler = server::SchedulerConfig::from_env();
   config.origins = server::OriginPolicy::from_env();

@@ -500,6 +500,19 @@ def real_tests(env):
         check(os.path.exists(os.path.join(tmp, ".paddock", "logs", "server.log")), "background server log written")
         if pid:
             os.kill(pid, signal.SIGTERM)
+
+        # OLLAMA_HOST=0.0.0.0 (the server address clients use) starts a loopback-only server.
+        port = free_port()
+        env = dict(env, PADDOCK_HOST="0.0.0.0:%d" % port)
+        rc, out, err = run(["list"], env)
+        pid = int(err.split("(pid ")[1].split(")")[0]) if "(pid " in err else 0
+        with open("/proc/net/tcp") as f:
+            listening = [line.split()[1] for line in f.readlines()[1:]
+                         if line.split()[3] == "0A" and line.split()[1].endswith(":%04X" % port)]
+        check(rc == 0 and listening == ["0100007F:%04X" % port],
+              "an auto-started server listens on loopback only, whatever OLLAMA_HOST says", str(listening) + err)
+        if pid:
+            os.kill(pid, signal.SIGTERM)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
