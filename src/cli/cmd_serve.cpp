@@ -95,16 +95,22 @@ int run_serve(int argc, char** argv) {
     return 1;
   }
   const server::HostPort where = server::parse_host(env_get_or("HOST", ""));
-  if (!server::is_loopback_host(where.host)) {
-    log_warn("listening on " + where.to_string() +
-             ": every client that can reach this address can run, pull, push, create and delete models "
-             "(paddock has no authentication yet); bind 127.0.0.1 unless that is what you want");
-  }
   server::ApiConfig config;
   config.scheduler = server::SchedulerConfig::from_env();
   config.origins = server::OriginPolicy::from_env();
   config.bound_host = where.host;
   config.version = kVersion;
+  Result<server::ApiKeys> keys = server::ApiKeys::from_env();
+  if (!keys.ok()) {
+    std::fprintf(stderr, "Error: PADDOCK_API_KEYS: %s\n", keys.status().message().c_str());
+    return 1;
+  }
+  config.keys = std::move(keys).value();
+  if (!server::is_loopback_host(where.host) && !config.keys.enabled()) {
+    log_warn("listening on " + where.to_string() +
+             ": every client that can reach this address can run, pull, push, create and delete models "
+             "(no PADDOCK_API_KEYS set); bind 127.0.0.1 or set API keys unless that is what you want");
+  }
   start_pruning(*store);
   server::Api api(std::move(store).value(), scheduler_effects(), config);
   const Status s = server::serve(api, where);

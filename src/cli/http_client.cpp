@@ -22,6 +22,10 @@ std::unique_ptr<httplib::Client> make_client(const server::HostPort& where) {
   cli->set_connection_timeout(kConnectTimeoutSeconds, 0);
   cli->set_read_timeout(kReadTimeoutSeconds, 0);
   cli->set_write_timeout(kReadTimeoutSeconds, 0);
+  // A server started with PADDOCK_API_KEYS wants one of them.
+  if (const std::optional<std::string> key = env_get("API_KEY"); key && !key->empty()) {
+    cli->set_bearer_token_auth(*key);
+  }
   return cli;
 }
 

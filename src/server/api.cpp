@@ -132,6 +132,12 @@ HttpResponse Api::handle(const HttpRequest& request) {
     }
     return r;
   };
+  if (const std::optional<Denied> denied = config_.keys.check(request)) {
+    HttpResponse r = request.path.rfind("/v1/", 0) == 0 ? openai_error_response(denied->status, denied->message)
+                                                        : error_response(denied->status, denied->message);
+    if (denied->status == 401) r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return with_cors(std::move(r));
+  }
   if (request.method == "OPTIONS") {
     HttpResponse r = plain(204, "");
     if (cors_ok) {

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "runner/runner.h"
+#include "server/api_keys.h"
 #include "server/cors.h"
 #include "server/duration.h"
 #include "server/http_types.h"
@@ -30,6 +31,7 @@ struct ApiConfig {
   std::string bound_host = "127.0.0.1";
   size_t max_body_bytes = size_t{64} << 20;  // JSON bodies; blob uploads stream
   std::string version = "0.0.0";
+  ApiKeys keys;  // none: no authentication
 };
 
 // Path parameters of a matched route (":digest", ":model").

@@ -20,6 +20,8 @@ import tempfile
 import termios
 import threading
 import time
+import urllib.error
+import urllib.request
 
 BIN = ""
 FAILURES = []
@@ -500,6 +502,35 @@ def real_tests(env):
         check(os.path.exists(os.path.join(tmp, ".paddock", "logs", "server.log")), "background server log written")
         if pid:
             os.kill(pid, signal.SIGTERM)
+
+        # API keys: a server started with PADDOCK_API_KEYS answers 401 without one; the CLI
+        # sends PADDOCK_API_KEY; a use key may not pull (403).
+        port = free_port()
+        keyed = dict(env, PADDOCK_HOST="127.0.0.1:%d" % port, PADDOCK_NOAUTOSTART="1",
+                     PADDOCK_API_KEYS="use-key-0123456789,admin-key-0123456789:admin")
+        serve = subprocess.Popen([BIN, "serve"], env=keyed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_up(port, serve)
+            def status(path, key=None, method="GET"):
+                req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), method=method,
+                                             data=b"{}" if method == "POST" else None)
+                if key:
+                    req.add_header("Authorization", "Bearer " + key)
+                try:
+                    return urllib.request.urlopen(req, timeout=10).status
+                except urllib.error.HTTPError as e:
+                    return e.code
+            check(status("/") == 200 and status("/api/tags") == 401 and status("/api/tags", "use-key-0123456789") == 200
+                  and status("/v1/models", "wrong-key-0123456789") == 401
+                  and status("/api/pull", "use-key-0123456789", "POST") == 403,
+                  "API keys: 401 without a valid key, 403 for a use key on pull")
+            rc, out, err = run(["list"], keyed)
+            check(rc == 1 and "API key" in err, "the CLI without PADDOCK_API_KEY is refused", out + err)
+            rc, out, err = run(["list"], dict(keyed, PADDOCK_API_KEY="use-key-0123456789"))
+            check(rc == 0 and "stories" in out, "the CLI sends PADDOCK_API_KEY", out + err)
+        finally:
+            serve.terminate()
+            serve.wait(timeout=10)
 
         # OLLAMA_HOST=0.0.0.0 (the server address clients use) starts a loopback-only server.
         port = free_port()
