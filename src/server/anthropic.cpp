@@ -31,7 +31,7 @@ Result<std::string> text_of(const Json& v, const std::string& field) {
       return field_error(at, "expected a content block with a \"type\"");
     const std::string type = b["type"].get<std::string>();
     if (type == "image" || type == "document") return field_error(at, type + " content is not supported yet");
-    if (type != "text") return field_error(at, "unsupported content block type \"" + type + "\"");
+    if (type != "text") return field_error(at, "unsupported content block type " + json_excerpt(b["type"]));
     if (!b.contains("text") || !b["text"].is_string()) return field_error(at + ".text", "expected a string");
     if (!text.empty()) text += "\n";
     text += b["text"].get<std::string>();
@@ -48,7 +48,7 @@ Status add_message(const Json& m, const std::string& at, std::map<std::string, s
   if (!role_field || !role_field->is_string()) return field_error(at + ".role", "Field required");
   const std::string role = role_field->get<std::string>();
   if (role != "user" && role != "assistant")
-    return field_error(at + ".role", "must be \"user\" or \"assistant\", not \"" + role + "\"");
+    return field_error(at + ".role", "must be \"user\" or \"assistant\", not " + json_excerpt(*role_field));
   const Json* content = find(m, "content");
   if (!content) return field_error(at + ".content", "Field required");
   if (content->is_string()) {
@@ -106,7 +106,8 @@ Status add_message(const Json& m, const std::string& at, std::map<std::string, s
       out->push_back(std::move(tool));
       pushed = true;
     } else {
-      return field_error(bat, "unsupported content block type \"" + type + "\" in a " + role + " message");
+      return field_error(
+          bat, "unsupported content block type " + json_excerpt(b["type"]) + " in a " + role + " message");
     }
   }
   if (role == "assistant") {
@@ -160,7 +161,7 @@ Result<Json> translate_tool_choice(const Json& choice) {
     return Json{{"type", "function"}, {"function", Json{{"name", *name}}}};
   }
   return field_error("tool_choice.type",
-                     "must be \"auto\", \"any\", \"tool\" or \"none\", not \"" + type + "\"");
+                     "must be \"auto\", \"any\", \"tool\" or \"none\", not " + json_excerpt(choice["type"]));
 }
 
 Result<Json> translate_thinking(const Json& thinking) {
@@ -169,7 +170,8 @@ Result<Json> translate_thinking(const Json& thinking) {
   const std::string type = thinking["type"].get<std::string>();
   if (type == "disabled") return Json(false);
   if (type != "enabled")
-    return field_error("thinking.type", "must be \"enabled\" or \"disabled\", not \"" + type + "\"");
+    return field_error("thinking.type",
+                       "must be \"enabled\" or \"disabled\", not " + json_excerpt(thinking["type"]));
   const Json* budget = find(thinking, "budget_tokens");
   if (!budget || !budget->is_number_integer() || budget->get<int64_t>() < 1)
     return field_error("thinking.budget_tokens", "expected a positive integer");
@@ -198,9 +200,8 @@ Json tool_use_block(const Json& call, bool empty_input) {
               {"input", empty_input ? Json::object() : f.value("arguments", Json::object())}};
 }
 
-Json usage(const Json& native) {
-  return Json{{"input_tokens", native.value("prompt_eval_count", int64_t{0})},
-              {"output_tokens", native.value("eval_count", int64_t{0})}};
+Json usage(const Json& native, int64_t input_tokens) {
+  return Json{{"input_tokens", input_tokens}, {"output_tokens", native.value("eval_count", int64_t{0})}};
 }
 
 }  // namespace
@@ -270,7 +271,8 @@ std::string stop_reason(const Json& native_final, bool called_tools) {
   return called_tools ? "tool_use" : "end_turn";
 }
 
-Json message_from_native(const Json& native, const std::string& id, const std::string& model) {
+Json message_from_native(const Json& native, const std::string& id, const std::string& model,
+                         int64_t input_tokens) {
   const Json& m = native["message"];
   Json content = Json::array();
   const std::string thinking = m.value("thinking", "");
@@ -289,10 +291,11 @@ Json message_from_native(const Json& native, const std::string& id, const std::s
               {"content", content},
               {"stop_reason", stop_reason(native, called)},
               {"stop_sequence", nullptr},
-              {"usage", usage(native)}};
+              {"usage", usage(native, input_tokens)}};
 }
 
-EventStream::EventStream(std::string id, std::string model) : id_(std::move(id)), model_(std::move(model)) {}
+EventStream::EventStream(std::string id, std::string model, int64_t input_tokens)
+    : id_(std::move(id)), model_(std::move(model)), input_tokens_(input_tokens) {}
 
 std::string EventStream::start() {
   const Json message{{"id", id_},
@@ -302,7 +305,7 @@ std::string EventStream::start() {
                      {"content", Json::array()},
                      {"stop_reason", nullptr},
                      {"stop_sequence", nullptr},
-                     {"usage", Json{{"input_tokens", 0}, {"output_tokens", 0}}}};
+                     {"usage", Json{{"input_tokens", input_tokens_}, {"output_tokens", 0}}}};
   return sse_event(Json{{"type", "message_start"}, {"message", message}}, "message_start") +
          sse_event(Json{{"type", "ping"}}, "ping");
 }
@@ -363,7 +366,7 @@ std::string EventStream::chunk(const Json& line) {
     out += sse_event(
         Json{{"type", "message_delta"},
              {"delta", Json{{"stop_reason", stop_reason(line, called_tools_)}, {"stop_sequence", nullptr}}},
-             {"usage", usage(line)}},
+             {"usage", usage(line, input_tokens_)}},
         "message_delta");
     out += sse_event(Json{{"type", "message_stop"}}, "message_stop");
   }

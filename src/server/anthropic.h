@@ -19,7 +19,9 @@ namespace paddock::server::anthropic {
 Result<Json> to_native_chat(const Json& body, bool count_only);
 
 // The message object for a finished (non-streamed) native /api/chat response.
-Json message_from_native(const Json& native, const std::string& id, const std::string& model);
+// `input_tokens`: the whole prompt's tokens (usage.input_tokens).
+Json message_from_native(const Json& native, const std::string& id, const std::string& model,
+                         int64_t input_tokens);
 
 // end_turn | max_tokens | tool_use, from the native done_reason.
 std::string stop_reason(const Json& native_final, bool called_tools);
@@ -28,7 +30,7 @@ std::string stop_reason(const Json& native_final, bool called_tools);
 // changes (thinking, text, one block per tool call) and each closes before the next opens.
 class EventStream {
  public:
-  EventStream(std::string id, std::string model);
+  EventStream(std::string id, std::string model, int64_t input_tokens);
   std::string start();                  // message_start, ping
   std::string chunk(const Json& line);  // deltas; on the done chunk also message_delta and message_stop
   static std::string error(const std::string& message);  // an `error` event (api_error)
@@ -39,6 +41,7 @@ class EventStream {
   std::string close_block();
 
   std::string id_, model_;
+  int64_t input_tokens_;
   Block open_ = Block::kNone;
   int index_ = -1;  // of the last block opened
   bool called_tools_ = false;

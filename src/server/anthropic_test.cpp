@@ -107,18 +107,18 @@ TEST(AnthropicRequest, ClientErrorsNameTheField) {
 TEST(AnthropicResponse, MessageFromNative) {
   const Json native = Json::parse(R"({"message":{"role":"assistant","content":"Hi","thinking":"hm",
       "tool_calls":[{"id":"call_abc","function":{"index":0,"name":"f","arguments":{"a":1}}}]},
-      "done":true,"done_reason":"stop","prompt_eval_count":12,"eval_count":5})");
-  const Json m = anthropic::message_from_native(native, "msg_1", "m");
+      "done":true,"done_reason":"stop","prompt_eval_count":1,"eval_count":5})");
+  const Json m = anthropic::message_from_native(native, "msg_1", "m", 12);
   EXPECT_EQ(m, Json::parse(R"({"id":"msg_1","type":"message","role":"assistant","model":"m","content":[
       {"type":"thinking","thinking":"hm","signature":""},{"type":"text","text":"Hi"},
       {"type":"tool_use","id":"toolu_abc","name":"f","input":{"a":1}}],
       "stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":5}})"));
   Json cut = native;
   cut["done_reason"] = "length";
-  EXPECT_EQ(anthropic::message_from_native(cut, "msg_1", "m")["stop_reason"], "max_tokens");
+  EXPECT_EQ(anthropic::message_from_native(cut, "msg_1", "m", 12)["stop_reason"], "max_tokens");
   cut["message"].erase("tool_calls");
   cut["done_reason"] = "stop";
-  EXPECT_EQ(anthropic::message_from_native(cut, "msg_1", "m")["stop_reason"], "end_turn");
+  EXPECT_EQ(anthropic::message_from_native(cut, "msg_1", "m", 12)["stop_reason"], "end_turn");
 }
 
 // "event: NAME\ndata: {...}\n\n" records, in order.
@@ -153,7 +153,7 @@ std::vector<std::string> names(const std::vector<std::pair<std::string, Json>>& 
 }
 
 TEST(AnthropicResponse, EventStreamBlocks) {
-  anthropic::EventStream s("msg_1", "m");
+  anthropic::EventStream s("msg_1", "m", 3);
   std::string all = s.start();
   all += s.chunk(Json::parse(R"({"message":{"role":"assistant","content":"","thinking":"a"},"done":false})"));
   all += s.chunk(Json::parse(R"({"message":{"role":"assistant","content":"","thinking":"b"},"done":false})"));
@@ -171,6 +171,7 @@ TEST(AnthropicResponse, EventStreamBlocks) {
           "content_block_delta:text_delta", "content_block_stop", "content_block_start:tool_use",
           "content_block_delta:input_json_delta", "content_block_stop", "message_delta", "message_stop"}));
   EXPECT_EQ(events[0].second["message"]["id"], "msg_1");
+  EXPECT_EQ(events[0].second["message"]["usage"]["input_tokens"], 3);
   EXPECT_EQ(events[3].second["index"], 0);
   EXPECT_EQ(events[7].second["delta"]["text"], "Hi");
   EXPECT_EQ(events[7].second["index"], 1);
@@ -179,9 +180,9 @@ TEST(AnthropicResponse, EventStreamBlocks) {
   EXPECT_EQ(events[10].second["delta"]["partial_json"], R"({"a":1})");
   EXPECT_EQ(events[10].second["index"], 2);
   EXPECT_EQ(events[12].second["delta"]["stop_reason"], "tool_use");
-  EXPECT_EQ(events[12].second["usage"]["output_tokens"], 4);
+  EXPECT_EQ(events[12].second["usage"], Json::parse(R"({"input_tokens":3,"output_tokens":4})"));
 
-  anthropic::EventStream e("msg_2", "m");
+  anthropic::EventStream e("msg_2", "m", 0);
   const auto err = parse_sse(e.chunk(Json::parse(R"({"error":"runner crashed"})")));
   ASSERT_EQ(err.size(), 1u);
   EXPECT_EQ(err[0].second,
@@ -290,6 +291,8 @@ TEST_F(AnthropicApiTest, MessagesWithThinkingAndToolUse) {
   EXPECT_EQ(m["content"][2]["input"]["city"], "Paris");
   EXPECT_EQ(m["stop_reason"], "tool_use");
   EXPECT_EQ(m["usage"]["output_tokens"], 5);
+  // The whole prompt (the fake tokenizer: one token a byte), whatever the runner evaluated.
+  EXPECT_EQ(m["usage"]["input_tokens"], script_->requests.back().prompt.size());
   EXPECT_EQ(script_->requests.back().options.num_predict, 32);
   EXPECT_NE(script_->requests.back().prompt.find("get_weather"), std::string::npos);
 }

@@ -78,6 +78,8 @@ class Api {
   // Anthropic Messages routes: translate, call the native chat handler, translate back.
   HttpResponse anthropic_messages(const HttpRequest&, const PathParams&);
   HttpResponse anthropic_count_tokens(const HttpRequest&, const PathParams&);
+  // The tokens of a translated Messages request's prompt (loads the model).
+  Result<int64_t> anthropic_prompt_tokens(const Json& native_chat, const std::function<bool()>& client_gone);
 
   // A route's handler, with exceptions turned into error responses.
   HttpResponse run_handler(Handler handler, const HttpRequest& request, const PathParams& params);

@@ -1,6 +1,8 @@
 // The Anthropic Messages routes (POST /v1/messages, /v1/messages/count_tokens), as Ollama
 // serves them: translate to the native chat request (anthropic.h), run the native handler,
-// translate its JSON or NDJSON back. count_tokens renders the same prompt and tokenizes it.
+// translate its JSON or NDJSON back. Both routes count the prompt's tokens the same way, so
+// usage.input_tokens is the whole prompt (not only the part the runner had to evaluate, which
+// prefix reuse makes as small as one token) and matches count_tokens.
 #include <memory>
 
 #include "server/anthropic.h"
@@ -10,11 +12,36 @@
 
 namespace paddock::server {
 
+namespace {
+
+HttpResponse anthropic_error(const Status& s) {
+  return anthropic::error_response(http_status(s), s.message());
+}
+
+}  // namespace
+
+Result<int64_t> Api::anthropic_prompt_tokens(const Json& native, const std::function<bool()>& client_gone) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PADDOCK_ASSIGN(ChatRequest req, parse_chat(native));
+  if (req.tool_choice.mode == ToolChoice::Mode::kNone) req.tools.clear();
+  PADDOCK_ASSIGN(ResolvedModel model, resolve(req.model));
+  // The tokenizer lives in the runner, so counting loads the model as a message would.
+  PADDOCK_ASSIGN(Prepared p, prepare(models_, model, req, std::nullopt, t0, client_gone));
+  if (!req.tools.empty() && !p.tmpl.supports_tools)
+    return invalid_argument(model.key.name + " does not support tools");
+  auto prompt = chat_prompt(p.tmpl, model.info, req);
+  if (!prompt.ok()) return internal_error(prompt.status().message());
+  PADDOCK_ASSIGN(std::vector<int32_t> tokens, p.lease->runner().tokenize(*prompt));
+  return static_cast<int64_t>(tokens.size());
+}
+
 HttpResponse Api::anthropic_messages(const HttpRequest& http, const PathParams& params) {
   auto body = parse_body(http.body);
   if (!body.ok()) return anthropic::error_response(400, body.status().message());
   auto native = anthropic::to_native_chat(*body, false);
-  if (!native.ok()) return anthropic::error_response(http_status(native.status()), native.status().message());
+  if (!native.ok()) return anthropic_error(native.status());
+  auto input_tokens = anthropic_prompt_tokens(*native, http.client_gone);
+  if (!input_tokens.ok()) return anthropic_error(input_tokens.status());
   HttpRequest inner = http;
   inner.body = native->dump();
   HttpResponse r = chat(inner, params);
@@ -22,9 +49,9 @@ HttpResponse Api::anthropic_messages(const HttpRequest& http, const PathParams& 
   const std::string id = anthropic::random_id("msg_");
   const std::string model = (*native)["model"].get<std::string>();
   if (!(*native)["stream"].get<bool>()) {
-    return json_response(200, anthropic::message_from_native(Json::parse(r.body), id, model));
+    return json_response(200, anthropic::message_from_native(Json::parse(r.body), id, model, *input_tokens));
   }
-  auto events = std::make_shared<anthropic::EventStream>(id, model);
+  auto events = std::make_shared<anthropic::EventStream>(id, model, *input_tokens);
   SseRelay relay;
   relay.begin = [events](const WriteFn& write) { return write(events->start()); };
   relay.line = [events](const Json& line, const WriteFn& write) {
@@ -35,26 +62,13 @@ HttpResponse Api::anthropic_messages(const HttpRequest& http, const PathParams& 
 }
 
 HttpResponse Api::anthropic_count_tokens(const HttpRequest& http, const PathParams&) {
-  const auto t0 = std::chrono::steady_clock::now();
   auto body = parse_body(http.body);
   if (!body.ok()) return anthropic::error_response(400, body.status().message());
   auto native = anthropic::to_native_chat(*body, true);
-  if (!native.ok()) return anthropic::error_response(http_status(native.status()), native.status().message());
-  auto req = parse_chat(*native);
-  if (!req.ok()) return anthropic::error_response(http_status(req.status()), req.status().message());
-  if (req->tool_choice.mode == ToolChoice::Mode::kNone) req->tools.clear();
-  auto model = resolve(req->model);
-  if (!model.ok()) return anthropic::error_response(http_status(model.status()), model.status().message());
-  // The tokenizer lives in the runner, so counting loads the model as a message would.
-  auto p = prepare(models_, *model, *req, std::nullopt, t0, http.client_gone);
-  if (!p.ok()) return anthropic::error_response(http_status(p.status()), p.status().message());
-  if (!req->tools.empty() && !p->tmpl.supports_tools)
-    return anthropic::error_response(400, model->key.name + " does not support tools");
-  auto prompt = chat_prompt(p->tmpl, model->info, *req);
-  if (!prompt.ok()) return anthropic::error_response(500, prompt.status().message());
-  auto tokens = p->lease->runner().tokenize(*prompt);
-  if (!tokens.ok()) return anthropic::error_response(500, tokens.status().message());
-  return json_response(200, Json{{"input_tokens", tokens->size()}});
+  if (!native.ok()) return anthropic_error(native.status());
+  auto input_tokens = anthropic_prompt_tokens(*native, http.client_gone);
+  if (!input_tokens.ok()) return anthropic_error(input_tokens.status());
+  return json_response(200, Json{{"input_tokens", *input_tokens}});
 }
 
 }  // namespace paddock::server
