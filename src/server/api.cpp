@@ -3,6 +3,7 @@
 #include <array>
 
 #include "base/log.h"
+#include "server/anthropic.h"
 #include "server/api_util.h"
 
 namespace paddock::server {
@@ -68,9 +69,11 @@ struct RouteTable {
       Route{"POST", "/v1/embeddings", &Api::oai_embeddings},
       Route{"GET", "/v1/models", &Api::oai_models},
       Route{"GET", "/v1/models/:model", &Api::oai_model},
+      Route{"POST", "/v1/messages", &Api::anthropic_messages},
+      Route{"POST", "/v1/messages/count_tokens", &Api::anthropic_count_tokens},
   };
 };
-static_assert(RouteTable::kRoutes.size() == 24, "one row per route; update docs/api.md with the table");
+static_assert(RouteTable::kRoutes.size() == 26, "one row per route; update docs/api.md with the table");
 
 namespace {
 
@@ -86,7 +89,8 @@ constexpr const char* kAllowHeaders =
     "Authorization, Content-Type, User-Agent, Accept, X-Requested-With, OpenAI-Beta, x-stainless-arch, "
     "x-stainless-async, x-stainless-custom-poll-interval, x-stainless-helper-method, x-stainless-lang, "
     "x-stainless-os, x-stainless-package-version, x-stainless-poll-helper, x-stainless-retry-count, "
-    "x-stainless-runtime, x-stainless-runtime-version, x-stainless-timeout";
+    "x-stainless-runtime, x-stainless-runtime-version, x-stainless-timeout, x-api-key, anthropic-version, "
+    "anthropic-beta, anthropic-dangerous-direct-browser-access";
 
 // nlohmann's message without its "[json.exception.type_error.302] " tag.
 std::string untagged(const char* what) {
@@ -98,8 +102,10 @@ std::string untagged(const char* what) {
 }  // namespace
 
 HttpResponse Api::run_handler(Handler handler, const HttpRequest& request, const PathParams& params) {
-  const bool openai = request.path.rfind("/v1/", 0) == 0;
-  auto error = [openai](int status, const std::string& message) {
+  const bool anthropic = request.path.rfind("/v1/messages", 0) == 0;
+  const bool openai = !anthropic && request.path.rfind("/v1/", 0) == 0;
+  auto error = [openai, anthropic](int status, const std::string& message) {
+    if (anthropic) return anthropic::error_response(status, message);
     return openai ? openai_error_response(status, message) : error_response(status, message);
   };
   // Handlers read request JSON with nlohmann accessors that throw on a wrong type; such a

@@ -1,7 +1,7 @@
-// The HTTP API (Ollama's native routes and the OpenAI-compatible ones) as a pure function
+// The HTTP API (Ollama's native routes, the OpenAI- and Anthropic-compatible ones) as a pure function
 // from HttpRequest to HttpResponse, over a model store and an injected RunnerFactory.
 // The route table (api.cpp) is explicit; each route's handler lives in routes_*.cpp.
-// Invariants: errors are Ollama's `{"error": "..."}` (OpenAI routes re-wrap them); a
+// Invariants: errors are Ollama's `{"error": "..."}` (OpenAI and Anthropic routes re-wrap them); a
 // streamed response reports errors that occur after the first byte as a last NDJSON line.
 //   Api api(std::move(store), factory, ApiConfig{});
 //   HttpResponse r = api.handle(request);
@@ -77,6 +77,11 @@ class Api {
   HttpResponse oai_embeddings(const HttpRequest&, const PathParams&);
   HttpResponse oai_models(const HttpRequest&, const PathParams&);
   HttpResponse oai_model(const HttpRequest&, const PathParams&);
+  // Anthropic Messages routes: translate, call the native chat handler, translate back.
+  HttpResponse anthropic_messages(const HttpRequest&, const PathParams&);
+  HttpResponse anthropic_count_tokens(const HttpRequest&, const PathParams&);
+  // The tokens of a translated Messages request's prompt (loads the model).
+  Result<int64_t> anthropic_prompt_tokens(const Json& native_chat, const std::function<bool()>& client_gone);
 
   // A route's handler, with exceptions turned into error responses.
   HttpResponse run_handler(Handler handler, const HttpRequest& request, const PathParams& params);

@@ -36,6 +36,20 @@ Result<std::unique_ptr<Scheduler::Lease>> acquire_model(Scheduler& models, const
   return lease;
 }
 
+Result<std::string> chat_prompt(const PromptTemplate& t, const store::ModelInfo& info,
+                                const ChatRequest& req) {
+  std::vector<chat::Message> messages;
+  const bool has_system = !req.messages.empty() && req.messages.front().role == "system";
+  if (!has_system && !info.system.empty()) {
+    messages.push_back(chat::Message{.role = "system", .content = info.system});
+  }
+  for (const store::Message& m : info.messages) {
+    messages.push_back(chat::Message{.role = m.role, .content = m.content});
+  }
+  for (const chat::Message& m : req.messages) messages.push_back(m);
+  return render_messages(t, messages, req.tools, req.think);
+}
+
 runner::CompletionRequest completion_request(const Prepared& p, const InferenceCommon& request,
                                              std::string prompt, const std::function<bool()>& client_gone) {
   runner::CompletionRequest r;

@@ -30,6 +30,10 @@ Result<Prepared> prepare(Scheduler& models, const ResolvedModel& model, const In
                          const std::optional<std::string>& template_override,
                          std::chrono::steady_clock::time_point t0, const std::function<bool()>& client_gone);
 
+// A chat request's prompt: the model's SYSTEM (unless the request starts with its own) and
+// MESSAGE history, then the request's messages, rendered with its tools and think setting.
+Result<std::string> chat_prompt(const PromptTemplate& t, const store::ModelInfo& info, const ChatRequest& req);
+
 // The runner request for a rendered prompt: sampling options, format, logprobs, cancellation.
 runner::CompletionRequest completion_request(const Prepared& p, const InferenceCommon& request,
                                              std::string prompt, const std::function<bool()>& client_gone);

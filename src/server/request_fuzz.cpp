@@ -1,6 +1,7 @@
 // Fuzzes the request-body decoding of every route: JSON parsing, the typed readers, options
-// conversion and keep_alive durations. No network, no models: properties are "no crash, no
-// sanitizer report, and a decoded request obeys its own invariants".
+// conversion, keep_alive durations and the Anthropic Messages translation. No network, no
+// models: properties are "no crash, no sanitizer report, and a decoded request obeys its own
+// invariants".
 // Depth and size are hard to reach byte by byte, so a first byte of 0x01 nests the rest
 // inside `format` under up to 262140 levels of brackets (the next two bytes times 4), and
 // 0x02 repeats the rest to 256 KiB; any other input is the body as it is. Then: a body that
@@ -15,6 +16,7 @@
 
 #include "base/check.h"
 #include "base/json_depth.h"
+#include "server/anthropic.h"
 #include "server/api_util.h"
 #include "server/duration.h"
 #include "server/options.h"
@@ -81,6 +83,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_error(effective_options(paddock::store::Params(), c->options));
   } else {
     check_error(c);
+  }
+  // Anthropic Messages: a request it translates is a native chat request with messages (or a
+  // client error the native parser names, such as a tool_choice naming no tool).
+  for (const bool count_only : {false, true}) {
+    auto a = anthropic::to_native_chat(j, count_only);
+    check_error(a);
+    if (!a.ok()) continue;
+    auto c = parse_chat(*a);
+    check_error(c);
+    if (c.ok()) PADDOCK_CHECK(!c->messages.empty() && !c->model.empty());
   }
   check_error(parse_embed(j));
   check_error(parse_embeddings(j));

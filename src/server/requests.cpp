@@ -180,6 +180,32 @@ std::string short_parse_error(const std::string& what) {
   return m.substr(0, last_read) + tail;
 }
 
+Status read_tool_choice(const Json& j, const std::vector<chat::Tool>& tools, ToolChoice* out) {
+  const auto it = j.find("tool_choice");
+  if (it == j.end() || it->is_null()) return Status::ok();
+  using Mode = ToolChoice::Mode;
+  if (it->is_string()) {
+    const std::string s = it->get<std::string>();
+    if (s == "auto" || s == "none" || s == "required") {
+      out->mode = s == "auto" ? Mode::kAuto : s == "none" ? Mode::kNone : Mode::kRequired;
+      return Status::ok();
+    }
+  } else if (it->is_object() && it->value("type", Json()) == "function" && it->contains("function") &&
+             (*it)["function"].is_object() && (*it)["function"].contains("name") &&
+             (*it)["function"]["name"].is_string()) {
+    out->mode = Mode::kNamed;
+    out->name = (*it)["function"]["name"].get<std::string>();
+    for (const chat::Tool& t : tools) {
+      if (t.name == out->name) return Status::ok();
+    }
+    return invalid_argument("tool_choice names \"" + out->name +
+                            "\", which is not among the request's tools");
+  }
+  return invalid_argument(
+      "invalid tool_choice: " + json_excerpt(*it) +
+      R"( (must be "auto", "none", "required" or {"type":"function","function":{"name":...}}))");
+}
+
 }  // namespace
 
 std::string json_excerpt(const Json& v) {
@@ -243,6 +269,9 @@ Result<ChatRequest> parse_chat(const Json& j) {
     if (!it->is_array()) return type_error(*it, "tools", "api.Tools");
     PADDOCK_ASSIGN(r.tools, chat::tools_from_json(*it));
   }
+  PADDOCK_TRY(read_tool_choice(j, r.tools, &r.tool_choice));
+  if (r.tool_choice.mode == ToolChoice::Mode::kRequired && r.tools.empty())
+    return invalid_argument("tool_choice \"required\" needs at least one tool");
   return r;
 }
 

@@ -50,9 +50,18 @@ struct GenerateRequest : InferenceCommon {
   bool raw = false;
 };
 
+// `tool_choice` (an extension of /api/chat; OpenAI's form): "auto", "none", "required", or
+// {"type":"function","function":{"name":"..."}} for one named tool.
+struct ToolChoice {
+  enum class Mode { kAuto, kNone, kRequired, kNamed };
+  Mode mode = Mode::kAuto;
+  std::string name;  // kNamed: a tool of the request
+};
+
 struct ChatRequest : InferenceCommon {
   std::vector<chat::Message> messages;
   std::vector<chat::Tool> tools;
+  ToolChoice tool_choice;
 };
 
 struct EmbedRequest {

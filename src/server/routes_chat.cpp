@@ -4,6 +4,7 @@
 #include "server/api.h"
 #include "server/inference.h"
 #include "server/model_info.h"
+#include "server/tool_choice.h"
 
 namespace paddock::server {
 
@@ -14,6 +15,7 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
   auto req = parse_chat(*body);
   if (!req.ok()) return error_response(req.status());
   if (req->model.empty()) return error_response(400, "model is required");
+  if (req->tool_choice.mode == ToolChoice::Mode::kNone) req->tools.clear();  // the model never sees them
   auto model = resolve(req->model);
   if (!model.ok()) return error_response(model.status());
   if (is_embedding_model(model->info.model_path)) {
@@ -44,20 +46,12 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
     return json_response(200, out);
   }
 
-  std::vector<chat::Message> messages;
-  const bool has_system = req->messages.front().role == "system";
-  if (!has_system && !model->info.system.empty()) {
-    messages.push_back(chat::Message{.role = "system", .content = model->info.system});
-  }
-  for (const store::Message& m : model->info.messages) {
-    messages.push_back(chat::Message{.role = m.role, .content = m.content});
-  }
-  for (const chat::Message& m : req->messages) messages.push_back(m);
-  auto prompt = render_messages(p->tmpl, messages, req->tools, req->think);
+  auto prompt = chat_prompt(p->tmpl, model->info, *req);
   if (!prompt.ok()) return error_response(500, prompt.status().message());
 
   auto spec = std::make_shared<GenerationSpec>();
   spec->request = completion_request(*p, *req, *prompt, http.client_gone);
+  if (spec->request.format.empty()) spec->request.format = forced_tool_call_format(p->tmpl, *req);
   if (!(req->think.set && !req->think.enabled)) {
     spec->think_tags = p->tmpl.think_tags;
     const std::string& open = p->tmpl.think_tags.first;

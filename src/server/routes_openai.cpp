@@ -9,6 +9,7 @@
 #include "base/json_depth.h"
 #include "server/api.h"
 #include "server/api_util.h"
+#include "server/sse.h"
 
 namespace paddock::server {
 
@@ -151,6 +152,7 @@ Result<Json> translate_chat(const Json& in) {
   PADDOCK_TRY(fill_options(in, &native));
   PADDOCK_ASSIGN(native["messages"], translate_messages(in.contains("messages") ? in["messages"] : Json()));
   if (in.contains("tools") && in["tools"].is_array()) native["tools"] = in["tools"];
+  if (in.contains("tool_choice")) native["tool_choice"] = in["tool_choice"];  // same form as native
   if (in.contains("response_format") && in["response_format"].is_object()) {
     const Json& rf = in["response_format"];
     const std::string type = rf.value("type", "");
@@ -212,38 +214,20 @@ std::string finish_reason(const Json& native, bool tool_calls) {
   return r == "length" ? "length" : "stop";
 }
 
-std::string sse(const Json& j) {
-  return "data: " + j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n\n";
-}
+std::string sse(const Json& j) { return sse_event(j); }
 
-// Wraps a native NDJSON stream: each line goes through `convert`, which writes SSE events.
+// Wraps a native NDJSON stream: each line goes through `convert`, which writes SSE events; a
+// native error line becomes an OpenAI error event, and the stream ends with [DONE].
 HttpResponse sse_from_ndjson(HttpResponse native, std::function<bool(const Json&, const WriteFn&)> convert) {
-  HttpResponse r;
-  r.content_type = "text/event-stream";
-  r.stream = [native_stream = std::move(native.stream), convert = std::move(convert)](const WriteFn& write) {
-    std::string pending;
-    bool open = true;
-    native_stream([&](std::string_view bytes) {
-      pending.append(bytes);
-      size_t nl;
-      while (open && (nl = pending.find('\n')) != std::string::npos) {
-        const Json line = Json::parse(pending.substr(0, nl), nullptr, false);
-        pending.erase(0, nl + 1);
-        if (line.is_discarded()) continue;
-        if (line.contains("error")) {
-          open = write(sse(Json{{"error", Json{{"message", line["error"]},
-                                               {"type", "api_error"},
-                                               {"param", nullptr},
-                                               {"code", nullptr}}}}));
-          continue;
-        }
-        open = convert(line, write);
-      }
-      return open;
-    });
-    if (open) write("data: [DONE]\n\n");
+  SseRelay relay;
+  relay.line = [convert = std::move(convert)](const Json& line, const WriteFn& write) {
+    if (!line.contains("error")) return convert(line, write);
+    return write(sse(Json{
+        {"error",
+         Json{{"message", line["error"]}, {"type", "api_error"}, {"param", nullptr}, {"code", nullptr}}}}));
   };
-  return r;
+  relay.end = [](const WriteFn& write) { write("data: [DONE]\n\n"); };
+  return sse_relay(std::move(native), std::move(relay));
 }
 
 }  // namespace
