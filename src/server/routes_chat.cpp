@@ -66,8 +66,9 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
   spec->tool_tag = p->tmpl.tool_tag;
   for (const chat::Tool& t : req->tools) spec->tool_names.push_back(t.name);
   const std::string name = req->model;
+  const bool cached = http.report_cached_tokens;
 
-  auto run = [p, spec, name](const SendFn& send) -> Status {
+  auto run = [p, spec, name, cached](const SendFn& send) -> Status {
     return run_generation(p->lease->runner(), *spec, [&](const GenerationEvent& e) {
       chat::Message m{.role = "assistant", .content = e.content, .thinking = e.thinking};
       m.tool_calls = e.tool_calls;
@@ -78,7 +79,7 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
       out["done"] = e.done;
       if (e.done) {
         out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
-        add_metrics(*p, e.final, &out);
+        add_metrics(*p, e.final, cached, &out);
       }
       return send(out);
     });

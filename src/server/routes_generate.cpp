@@ -62,10 +62,11 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
   if (!req->raw && !(req->think.set && !req->think.enabled)) spec->think_tags = p->tmpl.think_tags;
   const bool want_context = !req->raw;
   const std::string name = req->model;
+  const bool cached = http.report_cached_tokens;
 
   // Runs the completion; `send` gets each NDJSON object (native shape).
   // The last object waits until the runner has returned: its `context` needs the runner again.
-  auto run = [p, spec, name, want_context, prompt](const SendFn& send) -> Status {
+  auto run = [p, spec, name, want_context, prompt, cached](const SendFn& send) -> Status {
     std::string response;
     Json last;
     PADDOCK_TRY(run_generation(p->lease->runner(), *spec, [&](const GenerationEvent& e) {
@@ -77,7 +78,7 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
       out["done"] = e.done;
       if (!e.done) return send(out);
       out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
-      add_metrics(*p, e.final, &out);
+      add_metrics(*p, e.final, cached, &out);
       last = std::move(out);
       return true;
     }));
