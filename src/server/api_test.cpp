@@ -244,7 +244,10 @@ TEST_F(ApiTest, StoreRoutes) {
   Json show = body(r);
   EXPECT_EQ(show["system"], "be nice");
   EXPECT_TRUE(show["template"].get<std::string>().starts_with("{{ if .System }}"));
-  EXPECT_TRUE(show["capabilities"].is_array());
+  EXPECT_EQ(show["capabilities"], Json::parse(R"(["completion", "insert"])"));
+  // What the chat route accepts for "thinker" (tools and think) is what show reports.
+  EXPECT_EQ(body(call("POST", "/api/show", R"({"model":"thinker"})"))["capabilities"],
+            Json::parse(R"(["completion", "tools", "thinking"])"));
   EXPECT_EQ(call("POST", "/api/show", R"({"model":"nope"})").status, 404);
   EXPECT_EQ(body(call("POST", "/api/show", R"({})"))["error"], "model is required");
 

@@ -452,6 +452,19 @@ def real_tests(env):
             rc, out, err = run(["create", "bad", "-f", modelfile], env)
             check(rc == 1 and err.strip().splitlines()[-1].startswith("Error:") and "num_predict" in err,
                   "a bad Modelfile: one clear error", out + err)
+            # GGUFs with only a Jinja chat template: show reports what the template takes and prints it.
+            for name, gguf, caps in [("tolstoy", "tiny-tolstoy-chat-q4_k_m.gguf", ["completion", "tools"]),
+                                     ("qwen3", "tiny-qwen3-q4_k_m.gguf", ["completion", "tools", "thinking"])]:
+                with open(modelfile, "w") as f:
+                    f.write("FROM %s\n" % os.path.join(fixtures, "models", gguf))
+                rc, out, err = run(["create", name, "-f", modelfile], env, timeout=120)
+                check(rc == 0, "create %s from its GGUF" % name, out + err)
+                rc, out, err = run(["show", name], env)
+                shown = out.split("Capabilities")[1].split("\n\n")[0].split() if "Capabilities" in out else []
+                check(rc == 0 and shown == caps, "show %s lists %s" % (name, caps), out + err)
+                rc, out, err = run(["show", name, "--template"], env)
+                check(rc == 0 and "tools" in out and "{%" in out, "show %s --template prints its Jinja template" % name,
+                      out + err)
         finally:
             serve.terminate()
             serve.wait(timeout=10)
