@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <future>
+
 #include "base/sha256.h"
 #include "server/api.h"
 #include "server/fake_runner_test.h"
@@ -175,6 +177,24 @@ TEST_F(ApiTest, LoadUnloadAndPs) {
   ASSERT_EQ(ps["models"].size(), 1u);
   EXPECT_EQ(ps["models"][0]["name"], "thinker:latest");
   EXPECT_TRUE(ps["models"][0]["expires_at"].get<std::string>().starts_with("2"));
+}
+
+TEST_F(ApiTest, UnloadAnswersAtOnceWhileEverySlotIsBusy) {
+  for (const char* unload : {R"({"model":"tiny","keep_alive":0})", R"({"model":"tiny","messages":[],"keep_alive":0})"}) {
+    const std::string route = std::string(unload).find("messages") == std::string::npos ? "/api/generate" : "/api/chat";
+    // An unread streamed response holds the model's only parallel slot until it is dropped.
+    HttpResponse busy = call("POST", "/api/generate", R"({"model":"tiny","prompt":"hi"})");
+    ASSERT_TRUE(busy.stream);
+    const int destroyed = script_->destroyed;
+    auto answer = std::async(std::launch::async, [&] { return call("POST", route, unload); });
+    const bool at_once = answer.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    EXPECT_TRUE(at_once) << route << " waited for the busy slot";
+    EXPECT_EQ(script_->destroyed, destroyed);  // still serving the running request
+    busy = HttpResponse{};                     // ... which ends: the model unloads
+    EXPECT_EQ(body(answer.get())["done_reason"], "unload");
+    EXPECT_EQ(script_->destroyed, destroyed + 1);
+    EXPECT_TRUE(body(call("GET", "/api/ps"))["models"].empty());
+  }
 }
 
 TEST_F(ApiTest, ClientDisconnectCancels) {

@@ -22,6 +22,17 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
     }
   }
 
+  const bool unload = req->keep_alive && req->keep_alive->count() == 0;
+  if (req->messages.empty() && unload) {
+    // Answered at once, as Ollama does: the model unloads when its running requests end.
+    models_.unload(model->key.name);
+    return json_response(200, Json{{"model", req->model},
+                                   {"created_at", now_rfc3339()},
+                                   {"message", Json{{"role", "assistant"}, {"content", ""}}},
+                                   {"done", true},
+                                   {"done_reason", "unload"}});
+  }
+
   auto prepared = prepare(models_, *model, *req, std::nullopt, t0, http.client_gone);
   if (!prepared.ok()) return error_response(prepared.status());
   auto p = std::make_shared<Prepared>(std::move(prepared).value());
@@ -30,14 +41,11 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
   }
 
   if (req->messages.empty()) {
-    const bool unload = req->keep_alive && req->keep_alive->count() == 0;
-    Json out{{"model", req->model},
-             {"created_at", now_rfc3339()},
-             {"message", Json{{"role", "assistant"}, {"content", ""}}},
-             {"done", true},
-             {"done_reason", unload ? "unload" : "load"}};
-    p.reset();
-    return json_response(200, out);
+    return json_response(200, Json{{"model", req->model},
+                                   {"created_at", now_rfc3339()},
+                                   {"message", Json{{"role", "assistant"}, {"content", ""}}},
+                                   {"done", true},
+                                   {"done_reason", "load"}});
   }
 
   std::vector<chat::Message> messages;

@@ -27,6 +27,17 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
   }
   if (!req->suffix.empty() && req->raw) return error_response(400, "raw mode does not support suffix");
 
+  const bool unload = req->keep_alive && req->keep_alive->count() == 0;
+  if (req->prompt.empty() && req->suffix.empty() && req->images.empty() && unload) {
+    // Answered at once, as Ollama does: the model unloads when its running requests end.
+    models_.unload(model->key.name);
+    Json out = base_chunk(req->model);
+    out["response"] = "";
+    out["done"] = true;
+    out["done_reason"] = "unload";
+    return json_response(200, out);
+  }
+
   auto prepared = prepare(models_, *model, *req, req->template_text, t0, http.client_gone);
   if (!prepared.ok()) return error_response(prepared.status());
   auto p = std::make_shared<Prepared>(std::move(prepared).value());
@@ -35,12 +46,10 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
   }
 
   if (req->prompt.empty() && req->suffix.empty() && req->images.empty()) {
-    const bool unload = req->keep_alive && req->keep_alive->count() == 0;
     Json out = base_chunk(req->model);
     out["response"] = "";
     out["done"] = true;
-    out["done_reason"] = unload ? "unload" : "load";
-    p.reset();  // releases the lease; keep_alive 0 unloads right here
+    out["done_reason"] = "load";
     return json_response(200, out);
   }
 
