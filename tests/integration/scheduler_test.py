@@ -180,7 +180,10 @@ def stop_while_streaming(server):
     streams = [open_stream(server, body) for _ in range(2)]
     env = dict(os.environ, PADDOCK_HOST=f"127.0.0.1:{server.port}")
     t0 = time.time()
-    subprocess.run([BIN, "stop", "stories"], env=env, check=True, capture_output=True, timeout=30)
+    try:
+        subprocess.run([BIN, "stop", "stories"], env=env, check=True, capture_output=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        fail("paddock stop waited for the streaming requests (no answer in 30 s)")
     took = time.time() - t0
     if took >= 1:
         fail(f"paddock stop took {took:.1f} s while both slots streamed")
