@@ -237,7 +237,8 @@ TEST_F(SubprocessRunnerTest, TheLogSaysWhenARunnerStartsLoadsStopsAndDies) {
   crash.reset();
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(log.find("runner started: " + ok_id), std::string::npos) << log;
-  EXPECT_NE(log.find("runner loaded: " + ok_id + " memory=0MiB device_memory=0MiB"), std::string::npos) << log;
+  EXPECT_NE(log.find("runner loaded: " + ok_id + " memory=0MiB device_memory=0MiB"), std::string::npos)
+      << log;
   EXPECT_NE(log.find("runner stopped: " + ok_id), std::string::npos) << log;
   EXPECT_EQ(log.find("runner died: " + ok_id), std::string::npos) << log;
   EXPECT_NE(log.find("runner died: " + crash_id), std::string::npos) << log;

@@ -17,7 +17,8 @@ using testing::Script;
 class ApiTest : public ::testing::Test {
  protected:
   ApiTest()
-      : script_(std::make_shared<Script>()), api_(store_.open(), default_scheduler_effects(FakeRunner::factory(script_)), config()) {}
+      : script_(std::make_shared<Script>()),
+        api_(store_.open(), default_scheduler_effects(FakeRunner::factory(script_)), config()) {}
 
   static ApiConfig config() {
     ApiConfig c;
@@ -180,8 +181,10 @@ TEST_F(ApiTest, LoadUnloadAndPs) {
 }
 
 TEST_F(ApiTest, UnloadAnswersAtOnceWhileEverySlotIsBusy) {
-  for (const char* unload : {R"({"model":"tiny","keep_alive":0})", R"({"model":"tiny","messages":[],"keep_alive":0})"}) {
-    const std::string route = std::string(unload).find("messages") == std::string::npos ? "/api/generate" : "/api/chat";
+  for (const char* unload :
+       {R"({"model":"tiny","keep_alive":0})", R"({"model":"tiny","messages":[],"keep_alive":0})"}) {
+    const std::string route =
+        std::string(unload).find("messages") == std::string::npos ? "/api/generate" : "/api/chat";
     // An unread streamed response holds the model's only parallel slot until it is dropped.
     HttpResponse busy = call("POST", "/api/generate", R"({"model":"tiny","prompt":"hi"})");
     ASSERT_TRUE(busy.stream);
@@ -350,7 +353,8 @@ TEST_F(ApiTest, OpenAiUsageCountsTheWholePromptAndItsCachedPart) {
   j = body(call("POST", "/v1/completions", R"({"model":"tiny","prompt":"hi"})"));
   EXPECT_EQ(j["usage"]["prompt_tokens_details"]["cached_tokens"], 7);
   // The native routes keep Ollama's fields only.
-  j = body(call("POST", "/api/chat", R"({"model":"tiny","stream":false,"messages":[{"role":"user","content":"hi"}]})"));
+  j = body(call("POST", "/api/chat",
+                R"({"model":"tiny","stream":false,"messages":[{"role":"user","content":"hi"}]})"));
   EXPECT_EQ(j["prompt_eval_count"], prompt_size);
   EXPECT_FALSE(j.contains("prompt_cached_count"));
 }

@@ -18,7 +18,7 @@ namespace paddock::server::testing {
 struct Script {
   std::vector<std::string> pieces{"Hello", ",", " world"};
   std::string done_reason = "stop";
-  int64_t cached_tokens = 0;  // reported as the prompt's part reused from the KV cache
+  int64_t cached_tokens = 0;                        // reported as the prompt's part reused from the KV cache
   std::vector<runner::CompletionRequest> requests;  // every request seen
   std::vector<runner::LoadOptions> loads;
   int loads_count = 0, destroyed = 0;

@@ -43,7 +43,8 @@ class Scanner {
     if (at_ >= s_.size()) {
       error_ = "unexpected end of JSON input";
     } else {
-      error_ = "invalid character " + quote_char(static_cast<unsigned char>(s_[at_])) + " " + std::string(context);
+      error_ =
+          "invalid character " + quote_char(static_cast<unsigned char>(s_[at_])) + " " + std::string(context);
     }
     return false;
   }
@@ -127,7 +128,8 @@ class Scanner {
         for (int k = 0; k < 4; ++k, ++at_) {
           if (!more() || !is_hex(peek())) return fail("in \\u hexadecimal character escape");
         }
-      } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+      } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
+                 e == 't') {
         ++at_;
       } else {
         return fail("in string escape code");

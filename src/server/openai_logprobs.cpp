@@ -37,7 +37,8 @@ Json completion_logprobs(const Json& native, int64_t* offset) {
     token_logprobs.push_back(lp.value("logprob", 0.0));
     Json alternatives = Json::object();
     if (lp.contains("top_logprobs")) {
-      for (const Json& alt : lp["top_logprobs"]) alternatives[alt.value("token", "")] = alt.value("logprob", 0.0);
+      for (const Json& alt : lp["top_logprobs"])
+        alternatives[alt.value("token", "")] = alt.value("logprob", 0.0);
     }
     top.push_back(std::move(alternatives));
     offsets.push_back(*offset);

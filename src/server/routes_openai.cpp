@@ -192,10 +192,11 @@ Result<Json> translate_chat(const Json& in) {
 // cached_tokens, as OpenAI does for its prompt cache.
 Json usage(const Json& native) {
   const int64_t p = native.value("prompt_eval_count", int64_t{0}), c = native.value("eval_count", int64_t{0});
-  return Json{{"prompt_tokens", p},
-              {"completion_tokens", c},
-              {"total_tokens", p + c},
-              {"prompt_tokens_details", Json{{"cached_tokens", native.value("prompt_cached_count", int64_t{0})}}}};
+  return Json{
+      {"prompt_tokens", p},
+      {"completion_tokens", c},
+      {"total_tokens", p + c},
+      {"prompt_tokens_details", Json{{"cached_tokens", native.value("prompt_cached_count", int64_t{0})}}}};
 }
 
 Json oai_tool_calls(const Json& calls) {
@@ -323,7 +324,8 @@ HttpResponse Api::oai_chat(const HttpRequest& http, const PathParams& params) {
       Json delta = std::move(deltas[i]);
       if (*first) delta["role"] = "assistant";
       *first = false;
-      if (!write(sse(chunk(std::move(delta), nullptr, i + 1 == deltas.size() ? logprobs : Json())))) return false;
+      if (!write(sse(chunk(std::move(delta), nullptr, i + 1 == deltas.size() ? logprobs : Json()))))
+        return false;
     }
     if (n.value("done", false)) {
       if (!write(sse(chunk(Json::object(), finish_reason(n, *saw_calls), Json())))) return false;

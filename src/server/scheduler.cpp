@@ -201,7 +201,8 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
   // so also the wait for a slot of a model already loaded.
   const auto t0 = std::chrono::steady_clock::now();
   const auto since_t0 = [&] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    using std::chrono::steady_clock;
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(steady_clock::now() - t0).count();
   };
   Doomed doomed;  // declared before the lock: destroyed after it is released
   std::unique_lock lk(mu_);
