@@ -453,6 +453,9 @@ def real_tests(env):
             check(rc == 0 and "success" in err + out, "create from a Modelfile against the real server", out + err)
             rc, out, err = run(["run", "short"], env, stdin="Once upon a time", timeout=120)
             check(rc == 0 and len(out.strip()) > 0, "run with a piped prompt prints text", out + err)
+            rc, out, err = run(["run", "short", "--verbose"], env, stdin="Once upon a time", timeout=120)
+            check(rc == 0 and "load duration:" in err + out,
+                  "run --verbose of a loaded model prints the scheduler's load duration", out + err)
             rc, out, err = run(["show", "short", "--parameters"], env)
             check(rc == 0 and "num_predict" in out and "24" in out, "show --parameters of the created model", out + err)
             with open(modelfile, "w") as f:
