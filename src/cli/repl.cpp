@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cerrno>
+#include <clocale>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "cli/client_ops.h"
 #include "cli/repl.h"
 #include "cli/repl_internal.h"
+#include "cli/repl_placeholder.h"
 #include "cli/ui/repl_input.h"
 #include "store/params.h"
 
@@ -98,15 +100,17 @@ Status preload(const HttpClient& client, const RunOptions& opts) {
   return stream_answer(client, "/api/chat", body, opts).status();
 }
 
-// One line from the terminal; nullopt on Ctrl+D. Ctrl+C clears the line and says how to leave.
-std::optional<std::string> read_line(const char* prompt, const TypeaheadMode& typeahead) {
+// One line from the terminal (`>>> ` with Ollama's hint, or `... ` inside a """ block);
+// nullopt on Ctrl+D. Ctrl+C clears the line and says how to leave.
+std::optional<std::string> read_line(bool continuation, const TypeaheadMode& typeahead) {
   for (;;) {
     errno = 0;
-    char* raw = readline(prompt);
+    if (!continuation) show_placeholder(">>> ");
+    char* raw = readline(continuation ? "... " : ">>> ");
     typeahead.enter();
     if (take_interrupt()) {
       std::free(raw);
-      std::fputs("\nUse Ctrl + d or /bye to exit.\n", stdout);
+      std::fputs("\x1b[K\nUse Ctrl + d or /bye to exit.\n", stdout);  // erases the hint, if shown
       continue;
     }
     if (raw == nullptr) return std::nullopt;
@@ -147,7 +151,7 @@ int Session::loop() {
   if (history_) read_history(hist.c_str());
   ui::MultilineCollector multiline;
   for (;;) {
-    const auto line = read_line(multiline.open() ? "... " : ">>> ", typeahead_);
+    const auto line = read_line(multiline.open(), typeahead_);
     if (!line) {
       std::fputs("\n", stdout);
       break;
@@ -349,6 +353,8 @@ void Session::save(const std::string& model) {
 }  // namespace
 
 int run_interactive(const HttpClient& client, RunOptions opts) {
+  std::setlocale(LC_CTYPE, "");  // libedit edits multibyte (UTF-8) lines only in such a locale
+  install_placeholder_key_reader();
   rl_initialize();  // first: libedit turns line editing off if it starts with echo off
   const TypeaheadMode typeahead;
   install_sigint_handler();

@@ -20,6 +20,7 @@ struct StreamedAnswer {
 // SIGINT sets a flag instead of ending the process; take_interrupt() reads and clears it.
 void install_sigint_handler();
 bool take_interrupt();
+bool interrupt_pending();  // without clearing it
 // model, stream, format, keep_alive, think, options of a generate/chat request.
 nlohmann::json request_common(const RunOptions& opts);
 Result<StreamedAnswer> stream_answer(const HttpClient& client, const std::string& path,

@@ -29,6 +29,7 @@ void install_sigint_handler() {
 }
 
 bool take_interrupt() { return g_interrupted.exchange(false); }
+bool interrupt_pending() { return g_interrupted.load(); }
 
 nlohmann::json request_common(const RunOptions& opts) {
   nlohmann::json body = {{"model", opts.model}, {"stream", true}};

@@ -302,7 +302,7 @@ TEST(ContextShift, LongGenerationRunsThroughShifts) {
   EXPECT_GT(bytes, 1024);
 }
 
-TEST(PrefixReuse, OnlyTheNewSuffixIsEvaluated) {
+TEST(PrefixReuse, OnlyTheNewSuffixIsEvaluatedButTheWholePromptIsCounted) {
   PADDOCK_REQUIRE_FIXTURES();
   const auto m = load("stories260K.gguf", {.num_ctx = 128});
   ASSERT_TRUE(m);
@@ -312,6 +312,7 @@ TEST(PrefixReuse, OnlyTheNewSuffixIsEvaluated) {
   const auto a = complete(*m, *kv, greedy("Once upon a time", 8), first.sink());
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->prompt_eval_count, 5);
+  EXPECT_EQ(a->prompt_cached_count, 0);
 
   // The next prompt extends the first one: only its new tokens are evaluated.
   const std::string longer = "Once upon a time, there was a little girl";
@@ -319,17 +320,19 @@ TEST(PrefixReuse, OnlyTheNewSuffixIsEvaluated) {
   Output second;
   const auto b = complete(*m, *kv, greedy(longer, 8), second.sink());
   ASSERT_TRUE(b.ok());
-  EXPECT_LT(b->prompt_eval_count, n_longer);
-  EXPECT_GT(b->prompt_eval_count, 0);
+  EXPECT_EQ(b->prompt_eval_count, n_longer);
+  EXPECT_GT(b->prompt_cached_count, 0);
+  EXPECT_LE(b->prompt_cached_count, n_longer - 1);
   // ... and generates what a fresh cache generates.
   const Output fresh = run_alone(*m, longer, 8);
   EXPECT_EQ(second.ids, fresh.ids);
 
-  // The same prompt again: only its last token is evaluated.
+  // The same prompt again: only its last token is evaluated, the count is the same (Ollama's).
   Output third;
   const auto c = complete(*m, *kv, greedy(longer, 8), third.sink());
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->prompt_eval_count, 1);
+  EXPECT_EQ(c->prompt_eval_count, n_longer);
+  EXPECT_EQ(c->prompt_cached_count, n_longer - 1);
 }
 
 }  // namespace

@@ -61,7 +61,8 @@ using PieceFn = std::function<bool(const Piece&)>;
 
 struct CompletionStats {
   std::string done_reason;  // "stop" (EOG token or stop string) | "length" (num_predict or full context)
-  int64_t prompt_eval_count = 0;  // prompt tokens evaluated (after truncation, without the reused prefix)
+  int64_t prompt_eval_count = 0;    // the whole prompt, after truncation (as Ollama reports it)
+  int64_t prompt_cached_count = 0;  // the part of it served from the KV cache, not evaluated again
   int64_t prompt_eval_duration_ns = 0;
   int64_t eval_count = 0;  // tokens sampled, the EOG token included
   int64_t eval_duration_ns = 0;

@@ -94,7 +94,8 @@ Result<std::unique_ptr<Sequence>> Sequence::start(const LoadedModel& model, KvCa
   s->evaluated_ = common;
   s->prompt_ = std::move(prompt);
   s->stats_.truncated = truncated;
-  s->stats_.prompt_eval_count = static_cast<int64_t>(s->prompt_.size() - common);
+  s->stats_.prompt_eval_count = static_cast<int64_t>(s->prompt_.size());
+  s->stats_.prompt_cached_count = static_cast<int64_t>(common);
   return s;
 }
 

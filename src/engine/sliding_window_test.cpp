@@ -105,7 +105,8 @@ TEST(SlidingWindow, PrefixReuseKeepsOnlyWhatTheRingsStillHold) {
   // The same prompt again: the rings still hold the window of its last position (they roll
   // back up to n_batch - 1 positions), so only the last token is evaluated.
   const Generated again = greedy(*m, *kv, kLong, 8);
-  EXPECT_EQ(again.stats.prompt_eval_count, 1);
+  EXPECT_EQ(again.stats.prompt_eval_count, n_prompt);
+  EXPECT_EQ(again.stats.prompt_cached_count, n_prompt - 1);
   expect_same(again, first);
 
   // A prompt sharing only the first words: the rings lost the cells its next position
@@ -114,6 +115,7 @@ TEST(SlidingWindow, PrefixReuseKeepsOnlyWhatTheRingsStillHold) {
   const Generated shorter = greedy(*m, *kv, other, 8);
   EXPECT_EQ(shorter.stats.prompt_eval_count,
             static_cast<int64_t>(m->tokenizer().encode(other, true, false).size()));
+  EXPECT_EQ(shorter.stats.prompt_cached_count, 0);
   auto fresh_kv = m->make_kv_cache();
   ASSERT_TRUE(fresh_kv.ok());
   expect_same(shorter, greedy(*m, *fresh_kv, other, 8));

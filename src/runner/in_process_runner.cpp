@@ -138,6 +138,7 @@ class InProcessRunner final : public Runner {
     last.done = true;
     last.done_reason = stats->done_reason;
     last.prompt_eval_count = stats->prompt_eval_count;
+    last.prompt_cached_count = stats->prompt_cached_count;
     last.prompt_eval_duration_ns = stats->prompt_eval_duration_ns;
     last.eval_count = stats->eval_count;
     last.eval_duration_ns = stats->eval_duration_ns;

@@ -243,16 +243,21 @@ TEST(InProcessRunner, ConcurrentCompletionsEqualSequentialOnes) {
   EXPECT_EQ((*par)->facts().memory_bytes - seq_runner->facts().memory_bytes,
             3 * (seq_runner->facts().memory_bytes - std::filesystem::file_size(stories_path())));
 
-  // A follow-up of the same prompt takes the slot that holds it: one token evaluated.
-  int64_t again = 0;
+  // A follow-up of the same prompt takes the slot that holds it: one token evaluated, the
+  // whole prompt counted.
+  int64_t again = 0, cached = 0;
   ASSERT_TRUE((*par)
                   ->complete(request(prompts[2]),
                              [&](const CompletionChunk& c) {
-                               if (c.done) again = c.prompt_eval_count;
+                               if (c.done) {
+                                 again = c.prompt_eval_count;
+                                 cached = c.prompt_cached_count;
+                               }
                                return true;
                              })
                   .is_ok());
-  EXPECT_EQ(again, 1);
+  EXPECT_EQ(again, prompt_counts[2]);
+  EXPECT_EQ(cached, prompt_counts[2] - 1);
 }
 
 TEST(InProcessRunner, LoadErrorsAreStatuses) {

@@ -55,8 +55,9 @@ struct CompletionChunk {
   std::vector<TokenLogprob> logprobs;
   bool done = false;
   std::string done_reason;                                     // on the last chunk: "stop" | "length"
-  int64_t prompt_eval_count = 0, prompt_eval_duration_ns = 0;  // on the last chunk
-  int64_t eval_count = 0, eval_duration_ns = 0;                // on the last chunk
+  int64_t prompt_eval_count = 0, prompt_eval_duration_ns = 0;  // on the last chunk: the whole prompt
+  int64_t prompt_cached_count = 0;  // on the last chunk: the part of the prompt reused from the KV cache
+  int64_t eval_count = 0, eval_duration_ns = 0;  // on the last chunk
 };
 using ChunkFn = std::function<bool(const CompletionChunk&)>;
 

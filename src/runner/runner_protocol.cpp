@@ -251,6 +251,7 @@ json to_json(const CompletionChunk& c) {
           {"done", c.done},
           {"done_reason", c.done_reason},
           {"prompt_eval_count", c.prompt_eval_count},
+          {"prompt_cached_count", c.prompt_cached_count},
           {"prompt_eval_duration_ns", c.prompt_eval_duration_ns},
           {"eval_count", c.eval_count},
           {"eval_duration_ns", c.eval_duration_ns}};
@@ -264,6 +265,7 @@ Result<CompletionChunk> completion_chunk_from_json(const json& j) {
     c.done = j.at("done").get<bool>();
     c.done_reason = j.at("done_reason").get<std::string>();
     c.prompt_eval_count = j.at("prompt_eval_count").get<int64_t>();
+    c.prompt_cached_count = j.at("prompt_cached_count").get<int64_t>();
     c.prompt_eval_duration_ns = j.at("prompt_eval_duration_ns").get<int64_t>();
     c.eval_count = j.at("eval_count").get<int64_t>();
     c.eval_duration_ns = j.at("eval_duration_ns").get<int64_t>();

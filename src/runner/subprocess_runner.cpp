@@ -15,6 +15,7 @@
 #include <future>
 #include <thread>
 
+#include "base/log.h"
 #include "runner/runner_child.h"
 
 namespace paddock::runner {
@@ -67,12 +68,13 @@ pid_t fork_on_spawner_thread(std::function<pid_t()> fork_fn) {
 
 }  // namespace
 
-SubprocessRunner::SubprocessRunner(pid_t pid, int fd, SubprocessOptions options)
-    : pid_(pid), fd_(fd), options_(std::move(options)), in_(fd) {}
+SubprocessRunner::SubprocessRunner(pid_t pid, int fd, std::string model, SubprocessOptions options)
+    : pid_(pid), fd_(fd), model_(std::move(model)), options_(std::move(options)), in_(fd) {}
 
 SubprocessRunner::~SubprocessRunner() {
   {
     std::lock_guard lock(mu_);
+    if (!dead_) log_info("runner stopped: model=" + model_ + " pid=" + std::to_string(pid_));
     kill_and_reap_locked();  // the reader sees EOF and ends
   }
   if (reader_.joinable()) reader_.join();
@@ -91,6 +93,7 @@ void SubprocessRunner::kill_and_reap_locked() {
 
 Status SubprocessRunner::fail(std::string_view why) {
   std::lock_guard lock(mu_);
+  const bool stopped = dead_ && death_.empty();  // by the destructor: the reader saw its kill
   if (death_.empty()) {
     death_ = why;
     if (!reaped_) {
@@ -105,6 +108,7 @@ Status SubprocessRunner::fail(std::string_view why) {
         death_ += ", " + describe_exit(status);
       }
     }
+    if (!stopped) log_error("runner died: model=" + model_ + " pid=" + std::to_string(pid_) + ": " + death_);
   }
   kill_and_reap_locked();
   dead_ = true;
@@ -147,16 +151,25 @@ Result<std::unique_ptr<SubprocessRunner>> SubprocessRunner::spawn(const LoadOpti
     return io_error(std::string("runner: fork failed: ") + std::strerror(-pid));
   }
   ::close(sv[1]);
-  std::unique_ptr<SubprocessRunner> r(new SubprocessRunner(pid, sv[0], options));
+  log_info("runner started: model=" + load.model_path + " pid=" + std::to_string(pid));
+  std::unique_ptr<SubprocessRunner> r(new SubprocessRunner(pid, sv[0], load.model_path, options));
   auto msg = r->in_.read(options.load_timeout);
   if (!msg.ok()) {
     const bool timeout = msg.status().code() == Code::kUnavailable;
     Status s = r->fail(timeout ? "load timed out" : msg.status().message());
     return internal_error("model runner failed to load " + load.model_path + ": " + s.message());
   }
-  if ((*msg)["type"] == "error") return status_from_error(*msg);
+  if ((*msg)["type"] == "error") {
+    Status s = status_from_error(*msg);
+    log_warn("runner failed to load: model=" + load.model_path + " pid=" + std::to_string(pid) + ": " +
+             s.message());
+    return s;
+  }
   if ((*msg)["type"] != "loaded") return r->fail("unexpected first message " + (*msg)["type"].dump());
   PADDOCK_ASSIGN(r->facts_, model_facts_from_json(msg->value("facts", json::object())));
+  log_info("runner loaded: model=" + load.model_path + " pid=" + std::to_string(pid) +
+           " memory=" + std::to_string(r->facts_.memory_bytes >> 20) + "MiB" +
+           " device_memory=" + std::to_string(r->facts_.device_memory_bytes >> 20) + "MiB");
   r->reader_ = std::thread([raw = r.get()] { raw->read_loop(); });
   return r;
 }

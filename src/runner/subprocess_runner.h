@@ -5,7 +5,9 @@
 // sure; once the child is gone every call fails with kRunnerStoppedMessage and alive() is
 // false, so the scheduler loads a fresh one on the next request. Calls may come from several
 // threads at once: each request has an id, and a reader thread routes the child's frames to
-// the waiting caller (so num_parallel completions stream together).
+// the waiting caller (so num_parallel completions stream together). The server log gets a
+// line when a runner starts, loads, fails to load, is stopped, or dies (model, pid, memory,
+// exit status or signal).
 //   runner::RunnerFactory f = make_subprocess_factory("/proc/self/exe");
 //   PADDOCK_ASSIGN(auto r, f({.model_path = blob}));   // spawns `paddock runner --model blob`
 #pragma once
@@ -58,7 +60,7 @@ class SubprocessRunner final : public Runner {
   pid_t pid() const { return pid_; }
 
  private:
-  SubprocessRunner(pid_t pid, int fd, SubprocessOptions options);
+  SubprocessRunner(pid_t pid, int fd, std::string model, SubprocessOptions options);
   // Sends `message` as request `id` (a fresh one from next_id()).
   Status send(nlohmann::json message, int64_t id);
   int64_t next_id();
@@ -76,6 +78,7 @@ class SubprocessRunner final : public Runner {
 
   pid_t pid_;
   int fd_;
+  std::string model_;  // the model file, for the server log
   SubprocessOptions options_;
   FrameReader in_;
   ModelFacts facts_;

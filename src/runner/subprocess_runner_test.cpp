@@ -224,6 +224,28 @@ TEST_F(SubprocessRunnerTest, CrashMidRequestFailsThatRequestAndNextLoadWorks) {
   EXPECT_TRUE((*again)->complete({.prompt = "z"}, [](const CompletionChunk&) { return true; }).is_ok());
 }
 
+TEST_F(SubprocessRunnerTest, TheLogSaysWhenARunnerStartsLoadsStopsAndDies) {
+  ::testing::internal::CaptureStderr();
+  auto ok = load({.model_path = "ok"});
+  ASSERT_NE(ok, nullptr);
+  const std::string ok_id = "model=ok pid=" + std::to_string(ok->pid());
+  ok.reset();
+  auto crash = load({.model_path = "crash"});
+  ASSERT_NE(crash, nullptr);
+  (void)crash->complete({.prompt = "p"}, [](const CompletionChunk&) { return true; });
+  const std::string crash_id = "model=crash pid=" + std::to_string(crash->pid());
+  crash.reset();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("runner started: " + ok_id), std::string::npos) << log;
+  EXPECT_NE(log.find("runner loaded: " + ok_id + " memory=0MiB device_memory=0MiB"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("runner stopped: " + ok_id), std::string::npos) << log;
+  EXPECT_EQ(log.find("runner died: " + ok_id), std::string::npos) << log;
+  EXPECT_NE(log.find("runner died: " + crash_id), std::string::npos) << log;
+  EXPECT_NE(log.find("signal: Killed"), std::string::npos) << log;
+  EXPECT_EQ(log.find("runner stopped: " + crash_id), std::string::npos) << log;
+}
+
 TEST_F(SubprocessRunnerTest, HungChildIsKilledAfterTheStallTimeout) {
   auto r = load({.model_path = "hang"}, {.stall_timeout = std::chrono::milliseconds(200)});
   ASSERT_NE(r, nullptr);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <future>
+
 #include "base/sha256.h"
 #include "server/api.h"
 #include "server/fake_runner_test.h"
@@ -15,7 +17,8 @@ using testing::Script;
 class ApiTest : public ::testing::Test {
  protected:
   ApiTest()
-      : script_(std::make_shared<Script>()), api_(store_.open(), default_scheduler_effects(FakeRunner::factory(script_)), config()) {}
+      : script_(std::make_shared<Script>()),
+        api_(store_.open(), default_scheduler_effects(FakeRunner::factory(script_)), config()) {}
 
   static ApiConfig config() {
     ApiConfig c;
@@ -177,6 +180,26 @@ TEST_F(ApiTest, LoadUnloadAndPs) {
   EXPECT_TRUE(ps["models"][0]["expires_at"].get<std::string>().starts_with("2"));
 }
 
+TEST_F(ApiTest, UnloadAnswersAtOnceWhileEverySlotIsBusy) {
+  for (const char* unload :
+       {R"({"model":"tiny","keep_alive":0})", R"({"model":"tiny","messages":[],"keep_alive":0})"}) {
+    const std::string route =
+        std::string(unload).find("messages") == std::string::npos ? "/api/generate" : "/api/chat";
+    // An unread streamed response holds the model's only parallel slot until it is dropped.
+    HttpResponse busy = call("POST", "/api/generate", R"({"model":"tiny","prompt":"hi"})");
+    ASSERT_TRUE(busy.stream);
+    const int destroyed = script_->destroyed;
+    auto answer = std::async(std::launch::async, [&] { return call("POST", route, unload); });
+    const bool at_once = answer.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    EXPECT_TRUE(at_once) << route << " waited for the busy slot";
+    EXPECT_EQ(script_->destroyed, destroyed);  // still serving the running request
+    busy = HttpResponse{};                     // ... which ends: the model unloads
+    EXPECT_EQ(body(answer.get())["done_reason"], "unload");
+    EXPECT_EQ(script_->destroyed, destroyed + 1);
+    EXPECT_TRUE(body(call("GET", "/api/ps"))["models"].empty());
+  }
+}
+
 TEST_F(ApiTest, ClientDisconnectCancels) {
   script_->pieces = {"a", "b", "c", "d", "e"};
   auto r = call("POST", "/api/generate", R"({"model":"tiny","prompt":"hi"})");
@@ -244,7 +267,10 @@ TEST_F(ApiTest, StoreRoutes) {
   Json show = body(r);
   EXPECT_EQ(show["system"], "be nice");
   EXPECT_TRUE(show["template"].get<std::string>().starts_with("{{ if .System }}"));
-  EXPECT_TRUE(show["capabilities"].is_array());
+  EXPECT_EQ(show["capabilities"], Json::parse(R"(["completion", "insert"])"));
+  // What the chat route accepts for "thinker" (tools and think) is what show reports.
+  EXPECT_EQ(body(call("POST", "/api/show", R"({"model":"thinker"})"))["capabilities"],
+            Json::parse(R"(["completion", "tools", "thinking"])"));
   EXPECT_EQ(call("POST", "/api/show", R"({"model":"nope"})").status, 404);
   EXPECT_EQ(body(call("POST", "/api/show", R"({})"))["error"], "model is required");
 
@@ -285,6 +311,7 @@ TEST_F(ApiTest, OpenAiChat) {
   EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
   EXPECT_EQ(j["usage"]["completion_tokens"], 3);
   EXPECT_DOUBLE_EQ(*script_->requests.back().options.temperature, 1.0);  // OpenAI default
+  EXPECT_FALSE(j["choices"][0].contains("logprobs"));
 
   r = call("POST", "/v1/chat/completions",
            R"({"model":"tiny","stream":true,"max_tokens":5,"stream_options":{"include_usage":true},
@@ -313,6 +340,90 @@ TEST_F(ApiTest, OpenAiChat) {
       "POST", "/v1/chat/completions",
       R"({"model":"tiny","messages":[{"role":"user","content":[{"type":"image_url","image_url":"http://x/y.png"}]}]})");
   EXPECT_EQ(r.status, 400);
+}
+
+TEST_F(ApiTest, OpenAiUsageCountsTheWholePromptAndItsCachedPart) {
+  script_->cached_tokens = 7;
+  Json j = body(call("POST", "/v1/chat/completions",
+                     R"({"model":"tiny","messages":[{"role":"user","content":"hi"}]})"));
+  const auto prompt_size = static_cast<int64_t>(script_->requests.back().prompt.size());
+  EXPECT_EQ(j["usage"]["prompt_tokens"], prompt_size);
+  EXPECT_EQ(j["usage"]["total_tokens"], prompt_size + 3);
+  EXPECT_EQ(j["usage"]["prompt_tokens_details"]["cached_tokens"], 7);
+  j = body(call("POST", "/v1/completions", R"({"model":"tiny","prompt":"hi"})"));
+  EXPECT_EQ(j["usage"]["prompt_tokens_details"]["cached_tokens"], 7);
+  // The native routes keep Ollama's fields only.
+  j = body(call("POST", "/api/chat",
+                R"({"model":"tiny","stream":false,"messages":[{"role":"user","content":"hi"}]})"));
+  EXPECT_EQ(j["prompt_eval_count"], prompt_size);
+  EXPECT_FALSE(j.contains("prompt_cached_count"));
+}
+
+// Reads an SSE body's events (without the final [DONE]).
+std::vector<Json> sse_events(const HttpResponse& r) {
+  std::string text;
+  r.stream([&](std::string_view s) {
+    text.append(s);
+    return true;
+  });
+  std::vector<Json> out;
+  for (size_t at = 0; (at = text.find("data: {", at)) != std::string::npos;) {
+    const size_t end = text.find("\n\n", at);
+    out.push_back(Json::parse(text.substr(at + 6, end - at - 6)));
+    at = end;
+  }
+  return out;
+}
+
+TEST_F(ApiTest, OpenAiChatLogprobs) {
+  Json j = body(call("POST", "/v1/chat/completions",
+                     R"({"model":"tiny","logprobs":true,"top_logprobs":2,
+                         "messages":[{"role":"user","content":"hi"}]})"));
+  const Json& content = j["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), 3u) << j.dump();
+  EXPECT_EQ(content[0]["token"], "Hello");
+  EXPECT_EQ(content[0]["logprob"], -0.5);
+  EXPECT_EQ(content[0]["bytes"], Json::array({72, 101, 108, 108, 111}));
+  ASSERT_EQ(content[0]["top_logprobs"].size(), 2u);
+  EXPECT_EQ(content[0]["top_logprobs"][1], Json::parse(R"({"token":"Hello~2","logprob":-2.0,
+                                                         "bytes":[72,101,108,108,111,126,50]})"));
+
+  const HttpResponse r = call("POST", "/v1/chat/completions",
+                              R"({"model":"tiny","stream":true,"logprobs":true,
+                                  "messages":[{"role":"user","content":"hi"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  std::string tokens;
+  for (const Json& e : sse_events(r)) {
+    const Json& choice = e["choices"][0];
+    if (!choice.contains("logprobs")) continue;
+    for (const Json& t : choice["logprobs"]["content"]) {
+      EXPECT_EQ(t["top_logprobs"], Json::array());
+      tokens += t["token"].get<std::string>();
+    }
+  }
+  EXPECT_EQ(tokens, "Hello, world");
+}
+
+TEST_F(ApiTest, OpenAiCompletionsLogprobs) {
+  Json j = body(call("POST", "/v1/completions", R"({"model":"tiny","prompt":"hi","logprobs":1})"));
+  const Json& lp = j["choices"][0]["logprobs"];
+  EXPECT_EQ(lp["tokens"], Json::parse(R"(["Hello", ",", " world"])"));
+  EXPECT_EQ(lp["token_logprobs"], Json::parse("[-0.5, -0.5, -0.5]"));
+  EXPECT_EQ(lp["top_logprobs"][2], Json::parse(R"({" world~1": -1.0})"));
+  EXPECT_EQ(lp["text_offset"], Json::parse("[0, 5, 6]"));
+
+  // Streamed: each chunk carries its tokens; offsets continue across chunks.
+  const HttpResponse r =
+      call("POST", "/v1/completions", R"({"model":"tiny","prompt":"hi","logprobs":0,"stream":true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json offsets = Json::array();
+  for (const Json& e : sse_events(r)) {
+    const Json& choice = e["choices"][0];
+    if (choice.contains("logprobs")) {
+      for (const Json& o : choice["logprobs"]["text_offset"]) offsets.push_back(o);
+    }
+  }
+  EXPECT_EQ(offsets, Json::parse("[0, 5, 6]"));
 }
 
 TEST_F(ApiTest, OpenAiCompletionsEmbeddingsModels) {

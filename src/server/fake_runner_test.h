@@ -18,6 +18,7 @@ namespace paddock::server::testing {
 struct Script {
   std::vector<std::string> pieces{"Hello", ",", " world"};
   std::string done_reason = "stop";
+  int64_t cached_tokens = 0;                        // reported as the prompt's part reused from the KV cache
   std::vector<runner::CompletionRequest> requests;  // every request seen
   std::vector<runner::LoadOptions> loads;
   int loads_count = 0, destroyed = 0;
@@ -45,6 +46,7 @@ class FakeRunner : public runner::Runner {
     for (const std::string& p : s_->pieces) {
       runner::CompletionChunk c;
       c.text = p;
+      if (r.logprobs) c.logprobs.push_back(logprob(p, r.top_logprobs));
       if (!on_chunk(c)) {
         s_->cancelled_seen = true;
         return error(Code::kCancelled, "cancelled");
@@ -54,6 +56,7 @@ class FakeRunner : public runner::Runner {
     last.done = true;
     last.done_reason = s_->done_reason;
     last.prompt_eval_count = static_cast<int64_t>(r.prompt.size());
+    last.prompt_cached_count = s_->cached_tokens;
     last.eval_count = static_cast<int64_t>(s_->pieces.size());
     last.eval_duration_ns = 1000;
     if (!on_chunk(last)) s_->cancelled_seen = true;
@@ -87,6 +90,16 @@ class FakeRunner : public runner::Runner {
   }
 
  private:
+  // The piece itself at -0.5, then `top` alternatives "<piece>~1".. at -1, -2, ...
+  static runner::TokenLogprob logprob(const std::string& piece, int top) {
+    runner::TokenLogprob lp{.token = piece, .logprob = -0.5, .bytes = {piece.begin(), piece.end()}};
+    for (int i = 1; i <= top; ++i) {
+      const std::string alt = piece + "~" + std::to_string(i);
+      lp.top.push_back({.token = alt, .logprob = -1.0 * i, .bytes = {alt.begin(), alt.end()}});
+    }
+    return lp;
+  }
+
   std::shared_ptr<Script> s_;
 };
 

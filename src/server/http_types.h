@@ -33,6 +33,10 @@ struct HttpRequest {
   std::string body;
   BodyReader body_reader;             // set instead of `body` for streamed uploads
   std::function<bool()> client_gone;  // may be empty (tests)
+  // Set by the OpenAI routes on the native request they run: the native reply then also
+  // carries "prompt_cached_count" (usage.prompt_tokens_details.cached_tokens), which
+  // Ollama's native API has no field for.
+  bool report_cached_tokens = false;
 
   std::string header(const std::string& name) const {
     const auto it = headers.find(name);

@@ -63,13 +63,14 @@ runner::CompletionRequest completion_request(const Prepared& p, const InferenceC
   return r;
 }
 
-void add_metrics(const Prepared& p, const runner::CompletionChunk& final, Json* out) {
+void add_metrics(const Prepared& p, const runner::CompletionChunk& final, bool cached, Json* out) {
   (*out)["total_duration"] = ns_since(p.t0);
   (*out)["load_duration"] = p.lease ? p.lease->load_duration_ns() : 0;
   (*out)["prompt_eval_count"] = final.prompt_eval_count;
   (*out)["prompt_eval_duration"] = final.prompt_eval_duration_ns;
   (*out)["eval_count"] = final.eval_count;
   (*out)["eval_duration"] = final.eval_duration_ns;
+  if (cached) (*out)["prompt_cached_count"] = final.prompt_cached_count;
 }
 
 Json logprobs_json(const std::vector<runner::TokenLogprob>& lps) {

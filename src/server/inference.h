@@ -38,8 +38,9 @@ Result<std::string> chat_prompt(const PromptTemplate& t, const store::ModelInfo&
 runner::CompletionRequest completion_request(const Prepared& p, const InferenceCommon& request,
                                              std::string prompt, const std::function<bool()>& client_gone);
 
-// total/load/prompt_eval/eval metrics of the final chunk, added to `out`.
-void add_metrics(const Prepared& p, const runner::CompletionChunk& final, Json* out);
+// total/load/prompt_eval/eval metrics of the final chunk, added to `out` (with
+// "prompt_cached_count" when `cached` is set: see HttpRequest::report_cached_tokens).
+void add_metrics(const Prepared& p, const runner::CompletionChunk& final, bool cached, Json* out);
 Json logprobs_json(const std::vector<runner::TokenLogprob>& lps);
 
 // Streams NDJSON produced by `body` (send returns false once the client is gone).

@@ -44,6 +44,11 @@ Json model_info_json(const gguf::File& file, bool verbose) {
   return out;
 }
 
+bool is_embedding_model(const gguf::File& file) {
+  const std::string arch(file.get_string("general.architecture").value_or(""));
+  return file.find(arch + ".pooling_type") != nullptr;
+}
+
 bool is_embedding_model(const std::string& path) {
   static std::mutex mu;
   static std::map<std::string, bool> known;
@@ -53,8 +58,7 @@ bool is_embedding_model(const std::string& path) {
   }
   const Result<std::unique_ptr<gguf::File>> file = gguf::File::open(path);
   if (!file.ok()) return false;
-  const std::string arch((*file)->get_string("general.architecture").value_or(""));
-  const bool embedding = (*file)->find(arch + ".pooling_type") != nullptr;
+  const bool embedding = is_embedding_model(**file);
   const std::lock_guard<std::mutex> lock(mu);
   known.emplace(path, embedding);
   return embedding;

@@ -13,10 +13,11 @@ namespace paddock::server {
 
 Json model_info_json(const gguf::File& file, bool verbose);
 
-// Whether the GGUF at `path` holds an embedding model: it names a pooling type
-// (<arch>.pooling_type), as Ollama decides. Such a model has the capability "embedding" and
-// neither "completion" nor a chat. Remembered per path (blobs never change); false for a
+// Whether a GGUF holds an embedding model: it names a pooling type (<arch>.pooling_type), as
+// Ollama decides. Such a model has the capability "embedding" and neither "completion" nor a
+// chat. The path form remembers its answer per path (blobs never change) and is false for a
 // file that does not open.
+bool is_embedding_model(const gguf::File& file);
 bool is_embedding_model(const std::string& path);
 
 }  // namespace paddock::server

@@ -13,6 +13,7 @@ Result<PromptTemplate> from_go(std::string_view text) {
   auto parsed = chat::GoTemplate::parse(text);
   if (!parsed.ok()) return invalid_argument("template error: " + parsed.status().message());
   PromptTemplate t;
+  t.text = std::string(text);
   t.go = std::make_shared<const chat::GoTemplate>(std::move(parsed).value());
   t.supports_insert = t.go->uses_var("suffix");
   t.supports_tools = t.go->uses_var("tools");
@@ -35,6 +36,7 @@ Result<PromptTemplate> choose_template(const std::optional<std::string>& overrid
         auto parsed = jinja::Template::parse(*source);
         if (!parsed.ok()) return invalid_argument("template error: " + parsed.status().message());
         PromptTemplate t;
+        t.text = std::string(*source);
         t.jinja = std::make_shared<const jinja::Template>(std::move(parsed).value());
         t.bos_token = gguf::token_text(**file, "tokenizer.ggml.bos_token_id");
         t.eos_token = gguf::token_text(**file, "tokenizer.ggml.eos_token_id");

@@ -1,7 +1,9 @@
 // Which chat template a model uses and how a request becomes a prompt: the request's
 // `template` override, else the model's TEMPLATE layer (Go, as Ollama's models ship), else
 // the GGUF's Jinja `tokenizer.chat_template` (with bos/eos from its vocabulary), else
-// Ollama's plain default. The tool-call tag and thinking tags are inferred once, here.
+// Ollama's plain default. The tool-call tag and thinking tags, and whether the template
+// takes tools and a suffix, are inferred once, here: the chat routes enforce these flags
+// and /api/show's capabilities (capabilities.h) are derived from them.
 //   PADDOCK_ASSIGN(PromptTemplate t, choose_template(info.template_text, info.model_path, {}));
 //   PADDOCK_ASSIGN(std::string p, render_messages(t, messages, tools, think));
 #pragma once
@@ -21,6 +23,7 @@
 namespace paddock::server {
 
 struct PromptTemplate {
+  std::string text;                                // the source in use (what /api/show prints)
   std::shared_ptr<const chat::GoTemplate> go;      // set for Go templates
   std::shared_ptr<const jinja::Template> jinja;    // set for GGUF Jinja templates
   std::string bos_token, eos_token;                // Jinja context

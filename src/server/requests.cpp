@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "base/json_depth.h"
+#include "server/go_json_error.h"
 
 namespace paddock::server {
 
@@ -225,7 +226,9 @@ Result<Json> parse_body(std::string_view body) {
   try {
     return Json::parse(body.begin(), body.end());
   } catch (const nlohmann::json::parse_error& e) {
-    return invalid_argument("invalid JSON: " + short_parse_error(e.what()));
+    // Ollama's words (Go's encoding/json); what only nlohmann refuses (invalid UTF-8) keeps its own.
+    std::string go = go_json_syntax_error(body);
+    return invalid_argument(go.empty() ? "invalid JSON: " + short_parse_error(e.what()) : std::move(go));
   } catch (const nlohmann::json::out_of_range&) {
     // A number beyond a double's range ("1e400"); the library's message quotes all its digits.
     return invalid_argument("invalid JSON: a number is out of range");

@@ -28,6 +28,17 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
     }
   }
 
+  const bool unload = req->keep_alive && req->keep_alive->count() == 0;
+  if (req->messages.empty() && unload) {
+    // Answered at once, as Ollama does: the model unloads when its running requests end.
+    models_.unload(model->key.name);
+    return json_response(200, Json{{"model", req->model},
+                                   {"created_at", now_rfc3339()},
+                                   {"message", Json{{"role", "assistant"}, {"content", ""}}},
+                                   {"done", true},
+                                   {"done_reason", "unload"}});
+  }
+
   auto prepared = prepare(models_, *model, *req, std::nullopt, t0, http.client_gone);
   if (!prepared.ok()) return error_response(prepared.status());
   auto p = std::make_shared<Prepared>(std::move(prepared).value());
@@ -36,14 +47,11 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
   }
 
   if (req->messages.empty()) {
-    const bool unload = req->keep_alive && req->keep_alive->count() == 0;
-    Json out{{"model", req->model},
-             {"created_at", now_rfc3339()},
-             {"message", Json{{"role", "assistant"}, {"content", ""}}},
-             {"done", true},
-             {"done_reason", unload ? "unload" : "load"}};
-    p.reset();
-    return json_response(200, out);
+    return json_response(200, Json{{"model", req->model},
+                                   {"created_at", now_rfc3339()},
+                                   {"message", Json{{"role", "assistant"}, {"content", ""}}},
+                                   {"done", true},
+                                   {"done_reason", "load"}});
   }
 
   auto prompt = chat_prompt(p->tmpl, model->info, *req);
@@ -64,8 +72,9 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
   spec->tool_tag = p->tmpl.tool_tag;
   for (const chat::Tool& t : req->tools) spec->tool_names.push_back(t.name);
   const std::string name = req->model;
+  const bool cached = http.report_cached_tokens;
 
-  auto run = [p, spec, name](const SendFn& send) -> Status {
+  auto run = [p, spec, name, cached](const SendFn& send) -> Status {
     return run_generation(p->lease->runner(), *spec, [&](const GenerationEvent& e) {
       chat::Message m{.role = "assistant", .content = e.content, .thinking = e.thinking};
       m.tool_calls = e.tool_calls;
@@ -76,7 +85,7 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
       out["done"] = e.done;
       if (e.done) {
         out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
-        add_metrics(*p, e.final, &out);
+        add_metrics(*p, e.final, cached, &out);
       }
       return send(out);
     });

@@ -31,6 +31,17 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
   }
   if (!req->suffix.empty() && req->raw) return error_response(400, "raw mode does not support suffix");
 
+  const bool unload = req->keep_alive && req->keep_alive->count() == 0;
+  if (req->prompt.empty() && req->suffix.empty() && req->images.empty() && unload) {
+    // Answered at once, as Ollama does: the model unloads when its running requests end.
+    models_.unload(model->key.name);
+    Json out = base_chunk(req->model);
+    out["response"] = "";
+    out["done"] = true;
+    out["done_reason"] = "unload";
+    return json_response(200, out);
+  }
+
   auto prepared = prepare(models_, *model, *req, req->template_text, t0, http.client_gone);
   if (!prepared.ok()) return error_response(prepared.status());
   auto p = std::make_shared<Prepared>(std::move(prepared).value());
@@ -39,12 +50,10 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
   }
 
   if (req->prompt.empty() && req->suffix.empty() && req->images.empty()) {
-    const bool unload = req->keep_alive && req->keep_alive->count() == 0;
     Json out = base_chunk(req->model);
     out["response"] = "";
     out["done"] = true;
-    out["done_reason"] = unload ? "unload" : "load";
-    p.reset();  // releases the lease; keep_alive 0 unloads right here
+    out["done_reason"] = "load";
     return json_response(200, out);
   }
 
@@ -66,10 +75,11 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
   if (!req->raw && !(req->think.set && !req->think.enabled)) spec->think_tags = p->tmpl.think_tags;
   const bool want_context = !req->raw;
   const std::string name = req->model;
+  const bool cached = http.report_cached_tokens;
 
   // Runs the completion; `send` gets each NDJSON object (native shape).
   // The last object waits until the runner has returned: its `context` needs the runner again.
-  auto run = [p, spec, name, want_context, prompt](const SendFn& send) -> Status {
+  auto run = [p, spec, name, want_context, prompt, cached](const SendFn& send) -> Status {
     std::string response;
     Json last;
     PADDOCK_TRY(run_generation(p->lease->runner(), *spec, [&](const GenerationEvent& e) {
@@ -81,7 +91,7 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
       out["done"] = e.done;
       if (!e.done) return send(out);
       out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
-      add_metrics(*p, e.final, &out);
+      add_metrics(*p, e.final, cached, &out);
       last = std::move(out);
       return true;
     }));

@@ -5,6 +5,7 @@
 
 #include "server/api.h"
 #include "server/api_util.h"
+#include "server/capabilities.h"
 #include "server/inference.h"
 #include "server/model_info.h"
 #include "store/create.h"
@@ -27,23 +28,6 @@ Json details_json(const store::ModelConfig& c, const std::string& parent) {
 
 std::string time_of(int64_t unix_ns) {
   return rfc3339_nano(Clock::time_point(std::chrono::nanoseconds(unix_ns)));
-}
-
-Json capabilities(const store::ModelInfo& info) {
-  if (!info.config.capabilities.empty()) {
-    Json c = Json::array();
-    for (const auto& s : info.config.capabilities) c.push_back(s);
-    return c;
-  }
-  if (is_embedding_model(info.model_path)) return Json::array({"embedding"});
-  Json c = Json::array({"completion"});
-  if (info.template_text) {
-    if (info.template_text->find(".Tools") != std::string::npos) c.push_back("tools");
-    if (info.template_text->find(".Suffix") != std::string::npos) c.push_back("insert");
-    if (info.template_text->find(".Thinking") != std::string::npos) c.push_back("thinking");
-  }
-  if (!info.projector_paths.empty()) c.push_back("vision");
-  return c;
 }
 
 }  // namespace
@@ -109,7 +93,13 @@ HttpResponse Api::show(const HttpRequest& http, const PathParams&) {
   out["modelfile"] = store::render_modelfile(info);
   const std::string params = store::render_parameters(info.params);
   if (!params.empty()) out["parameters"] = params;
-  if (info.template_text) out["template"] = *info.template_text;
+  // The template in use: the TEMPLATE layer, else the GGUF's Jinja template, else the default.
+  const auto tmpl = choose_template(std::nullopt, info.template_text, info.model_path);
+  if (tmpl.ok()) {
+    out["template"] = tmpl->text;
+  } else if (info.template_text) {
+    out["template"] = *info.template_text;
+  }
   if (!info.system.empty()) out["system"] = info.system;
   out["details"] = details_json(info.config, info.parent_model);
   if (!info.messages.empty()) {
@@ -117,9 +107,9 @@ HttpResponse Api::show(const HttpRequest& http, const PathParams&) {
     for (const auto& m : info.messages) msgs.push_back(Json{{"role", m.role}, {"content", m.content}});
     out["messages"] = msgs;
   }
-  out["model_info"] = Json::object();
-  if (auto file = gguf::File::open(info.model_path); file.ok()) out["model_info"] = model_info_json(**file, req->verbose);
-  out["capabilities"] = capabilities(info);
+  auto file = gguf::File::open(info.model_path);
+  out["model_info"] = file.ok() ? model_info_json(**file, req->verbose) : Json::object();
+  out["capabilities"] = model_capabilities(info, tmpl.ok() ? &*tmpl : nullptr, file.ok() ? file->get() : nullptr);
   out["modified_at"] = time_of(info.modified_unix_ns);
   return json_response(200, out);
 }

@@ -5,10 +5,12 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <vector>
 
 #include "base/json_depth.h"
 #include "server/api.h"
 #include "server/api_util.h"
+#include "server/openai_logprobs.h"
 #include "server/sse.h"
 
 namespace paddock::server {
@@ -188,9 +190,15 @@ Result<Json> translate_chat(const Json& in) {
   return native;
 }
 
+// prompt_tokens is the whole prompt; the part served from the KV cache is also reported as
+// cached_tokens, as OpenAI does for its prompt cache.
 Json usage(const Json& native) {
   const int64_t p = native.value("prompt_eval_count", int64_t{0}), c = native.value("eval_count", int64_t{0});
-  return Json{{"prompt_tokens", p}, {"completion_tokens", c}, {"total_tokens", p + c}};
+  return Json{
+      {"prompt_tokens", p},
+      {"completion_tokens", c},
+      {"total_tokens", p + c},
+      {"prompt_tokens_details", Json{{"cached_tokens", native.value("prompt_cached_count", int64_t{0})}}}};
 }
 
 Json oai_tool_calls(const Json& calls) {
@@ -242,6 +250,7 @@ HttpResponse Api::oai_chat(const HttpRequest& http, const PathParams& params) {
                              (*body)["stream_options"].value("include_usage", false);
   HttpRequest inner = http;
   inner.body = native->dump();
+  inner.report_cached_tokens = true;
   HttpResponse r = chat(inner, params);
   if (r.status != 200) return rewrap_error(r);
   const std::string id = make_id("chatcmpl-");
@@ -255,6 +264,7 @@ HttpResponse Api::oai_chat(const HttpRequest& http, const PathParams& params) {
     const bool has_calls = m.contains("tool_calls");
     if (has_calls) msg["tool_calls"] = oai_tool_calls(m["tool_calls"]);
     Json choice{{"index", 0}, {"message", msg}, {"finish_reason", finish_reason(n, has_calls)}};
+    if (n.contains("logprobs")) choice["logprobs"] = chat_logprobs(n["logprobs"]);
     return json_response(200, Json{{"id", id},
                                    {"object", "chat.completion"},
                                    {"created", created},
@@ -266,37 +276,43 @@ HttpResponse Api::oai_chat(const HttpRequest& http, const PathParams& params) {
   auto first = std::make_shared<bool>(true);
   auto saw_calls = std::make_shared<bool>(false);
   return sse_from_ndjson(std::move(r), [=](const Json& n, const WriteFn& write) {
-    auto chunk = [&](Json delta, Json finish) {
-      return Json{
-          {"id", id},
-          {"object", "chat.completion.chunk"},
-          {"created", created},
-          {"model", model},
-          {"system_fingerprint", "fp_ollama"},
-          {"choices", Json::array({Json{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}})}};
+    auto chunk = [&](Json delta, Json finish, Json logprobs) {
+      Json choice{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}};
+      if (!logprobs.is_null()) choice["logprobs"] = std::move(logprobs);
+      return Json{{"id", id},
+                  {"object", "chat.completion.chunk"},
+                  {"created", created},
+                  {"model", model},
+                  {"system_fingerprint", "fp_ollama"},
+                  {"choices", Json::array({std::move(choice)})}};
     };
+    // A native line becomes a reasoning delta and/or a content delta; its logprobs ride on
+    // the last of them (on an empty delta when the tokens produced no visible text yet).
     const Json& m = n["message"];
-    Json delta = Json::object();
-    if (*first) delta["role"] = "assistant";
+    std::vector<Json> deltas;
     if (m.contains("thinking") && !m["thinking"].get<std::string>().empty()) {
-      Json d = delta;
-      d["reasoning"] = m["thinking"];
-      if (!write(sse(chunk(d, nullptr)))) return false;
-      *first = false;
-      delta = Json::object();
+      deltas.push_back(Json{{"reasoning", m["thinking"]}});
     }
     const std::string content = m.value("content", "");
     if (!content.empty() || m.contains("tool_calls")) {
-      delta["content"] = content;
+      Json delta{{"content", content}};
       if (m.contains("tool_calls")) {
         delta["tool_calls"] = oai_tool_calls(m["tool_calls"]);
         *saw_calls = true;
       }
-      if (!write(sse(chunk(delta, nullptr)))) return false;
+      deltas.push_back(std::move(delta));
+    }
+    const Json logprobs = n.contains("logprobs") ? chat_logprobs(n["logprobs"]) : Json();
+    if (deltas.empty() && !logprobs.is_null()) deltas.push_back(Json::object());
+    for (size_t i = 0; i < deltas.size(); ++i) {
+      Json delta = std::move(deltas[i]);
+      if (*first) delta["role"] = "assistant";
       *first = false;
+      if (!write(sse(chunk(std::move(delta), nullptr, i + 1 == deltas.size() ? logprobs : Json()))))
+        return false;
     }
     if (n.value("done", false)) {
-      if (!write(sse(chunk(Json::object(), finish_reason(n, *saw_calls))))) return false;
+      if (!write(sse(chunk(Json::object(), finish_reason(n, *saw_calls), Json())))) return false;
       if (include_usage) {
         Json u{{"id", id},         {"object", "chat.completion.chunk"}, {"created", created},
                {"model", model},   {"system_fingerprint", "fp_ollama"}, {"choices", Json::array()},
@@ -330,27 +346,32 @@ HttpResponse Api::oai_completions(const HttpRequest& http, const PathParams& par
                              (*body)["stream_options"].value("include_usage", false);
   HttpRequest inner = http;
   inner.body = native.dump();
+  inner.report_cached_tokens = true;
   HttpResponse r = generate(inner, params);
   if (r.status != 200) return rewrap_error(r);
   const std::string id = make_id("cmpl-");
   const std::string model = native.value("model", "");
   const int64_t created = std::time(nullptr);
-  auto object = [=](const Json& n, bool final) {
+  // `offset`: where the next token's text starts in the completion (logprobs' text_offset).
+  auto object = [=](const Json& n, bool final, int64_t* offset) {
     Json choice{{"text", n.value("response", "")},
                 {"index", 0},
                 {"finish_reason", final ? Json(finish_reason(n, false)) : Json()}};
+    if (n.contains("logprobs")) choice["logprobs"] = completion_logprobs(n["logprobs"], offset);
     return Json{{"id", id},       {"object", "text_completion"},       {"created", created},
                 {"model", model}, {"system_fingerprint", "fp_ollama"}, {"choices", Json::array({choice})}};
   };
   if (!stream) {
     const Json n = Json::parse(r.body, nullptr, false);
-    Json out = object(n, true);
+    int64_t offset = 0;
+    Json out = object(n, true, &offset);
     out["usage"] = usage(n);
     return json_response(200, out);
   }
+  auto offset = std::make_shared<int64_t>(0);
   return sse_from_ndjson(std::move(r), [=](const Json& n, const WriteFn& write) {
     const bool done = n.value("done", false);
-    if (!write(sse(object(n, done)))) return false;
+    if (!write(sse(object(n, done, offset.get())))) return false;
     if (done && include_usage) {
       Json u{{"id", id},         {"object", "text_completion"},       {"created", created},
              {"model", model},   {"system_fingerprint", "fp_ollama"}, {"choices", Json::array()},

@@ -197,6 +197,13 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
                                                              const runner::LoadOptions& load,
                                                              std::optional<Duration> keep_alive,
                                                              const std::function<bool()>& cancelled) {
+  // Ollama's load_duration: from the request reaching the scheduler to a runner ready for it,
+  // so also the wait for a slot of a model already loaded.
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto since_t0 = [&] {
+    using std::chrono::steady_clock;
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(steady_clock::now() - t0).count();
+  };
   Doomed doomed;  // declared before the lock: destroyed after it is released
   std::unique_lock lk(mu_);
   const auto flush = [&] { destroy_unlocked(lk, doomed); };
@@ -236,7 +243,7 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
         continue;
       }
       if (!slot->loading && !slot->unloading && slot->active < config_.num_parallel) {
-        auto lease = take(slot, 0);
+        auto lease = take(slot, since_t0());
         slot->model = model;  // the latest name used for this file is what ps shows
         return lease;
       }
@@ -269,12 +276,9 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
     slots_.push_back(slot);
     loading_ = true;
     lk.unlock();
-    const auto t0 = std::chrono::steady_clock::now();
     runner::LoadOptions with_slots = load;
     with_slots.num_parallel = config_.num_parallel;  // the runner batches that many sequences
     auto made = effects_.make_runner(with_slots);
-    const int64_t load_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     lk.lock();
     loading_ = false;
     cv_.notify_all();
@@ -296,7 +300,7 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
       flush();
       return Status(Code::kUnavailable, "server is shutting down");
     }
-    return take(slot, load_ns);
+    return take(slot, since_t0());
   }
 }
 

@@ -108,6 +108,7 @@ class Scheduler {
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
     runner::Runner& runner() { return *runner_; }
+    // Time from acquire() to this lease: loading, or waiting for a slot of a loaded model.
     int64_t load_duration_ns() const { return load_ns_; }
     // The keep_alive to apply when this lease ends (as if the request had sent it).
     void set_keep_alive(Duration d) { keep_alive_ = d; }

@@ -55,6 +55,10 @@ def line_editor_reading(fd):
         return True
 
 
+# Ollama's hint after an empty `>>> ` (grey, the cursor moved back over it).
+PLACEHOLDER = b">>> \x1b[38;5;245mSend a message (/? for help)\x1b[0m\r"
+
+
 def drive_pty(args, env, inputs, timeout=60, typeahead=None, final_lflag=None):
     """Runs the binary on a pseudo-terminal, sending each input once the prompt shows and the
     line editor reads keys; `typeahead` is typed before the prompt, once the load spinner shows.
@@ -85,7 +89,8 @@ def drive_pty(args, env, inputs, timeout=60, typeahead=None, final_lflag=None):
             os.write(fd, typeahead.encode())
             out += b"<<typed ahead>>"
             typeahead = None
-        if pending and (out.rstrip().endswith(b">>>") or out.rstrip().endswith(b"...")) and line_editor_reading(fd):
+        shown = out.replace(PLACEHOLDER, b"").rstrip()
+        if pending and (shown.endswith(b">>>") or shown.endswith(b"...")) and line_editor_reading(fd):
             item = pending.pop(0)
             if isinstance(item, tuple):  # (text, signal, marker): the signal once the marker shows
                 os.write(fd, item[0].encode())
@@ -325,13 +330,15 @@ def fake_tests(env):
     rc, out, err = run(["pull", "pulled"], env)
     check(rc == 0 and "pulling 8eeb52dfb3bb: 100%" in err and "1 KB" in err, "pull shows per-layer bars", err)
 
-    # The interactive prompt on a pseudo-terminal.
-    out, status = drive_pty(["run", "stories"], env, [
+    # The interactive prompt on a pseudo-terminal, in a UTF-8 locale.
+    out, status = drive_pty(["run", "stories"], dict(env, LC_ALL="C.UTF-8"), [
         "/set verbose\n", "first question\n", '"""multi\n', 'line"""\n', "/show info\n", "/show license\n",
         "/set parameter temperature 0.5\n", "/set parameter top_k abc\n", "/show parameters\n",
         "/set system Be brief.\n", "/clear\n", "after clear\n", "/nonsense\n", "/?\n",
         ("slow\n", signal.SIGINT, " tick"), "still here\n", "/load nosuch\n", "/load stories\n",
-        "after load\n", "/bye\n"])
+        "after load\n", "h\u00e9llo w\u00f6rld \u65e5\u672c\n", "/bye\n"])
+    check(PLACEHOLDER.decode() + ">>> \n<<sent>>\x1b[K/set verbose" in out,
+          "the prompt shows Ollama's placeholder, erased by the first key", out[:300])
     check("Set 'verbose' mode." in out, "REPL /set verbose", out)
     check("turns=1 last=first question" in out, "REPL answers a prompt", out)
     check("total duration:" in out, "REPL verbose timings", out)
@@ -357,6 +364,7 @@ def fake_tests(env):
     check("Couldn't find model 'nosuch'" in out, "/load of an unknown model says so", out)
     check("Loading model 'stories'" in out and "turns=1 last=after load" in out,
           "/load loads the model and starts a new conversation", out)
+    check("last=h\u00e9llo w\u00f6rld \u65e5\u672c" in out, "UTF-8 typed at the prompt arrives whole", out[-400:])
     check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "/bye leaves with status 0", str(status))
     chats = [r[2] for r in FakeOllama.requests if r[0] == "POST" and r[1] == "/api/chat" and r[2].get("messages")]
     loads = [r for r in FakeOllama.requests if r[0] == "POST" and r[1] == "/api/chat" and not r[2].get("messages")]
@@ -463,6 +471,9 @@ def real_tests(env):
             check(rc == 0 and "success" in err + out, "create from a Modelfile against the real server", out + err)
             rc, out, err = run(["run", "short"], env, stdin="Once upon a time", timeout=120)
             check(rc == 0 and len(out.strip()) > 0, "run with a piped prompt prints text", out + err)
+            rc, out, err = run(["run", "short", "--verbose"], env, stdin="Once upon a time", timeout=120)
+            check(rc == 0 and "load duration:" in err + out,
+                  "run --verbose of a loaded model prints the scheduler's load duration", out + err)
             rc, out, err = run(["show", "short", "--parameters"], env)
             check(rc == 0 and "num_predict" in out and "24" in out, "show --parameters of the created model", out + err)
             with open(modelfile, "w") as f:
@@ -486,6 +497,19 @@ def real_tests(env):
             rc, out, err = run(["show", "bert"], env)
             check(rc == 0 and "embedding" in out.split("Capabilities")[-1] and "completion" not in out,
                   "show lists the embedding capability only", out + err)
+            # GGUFs with only a Jinja chat template: show reports what the template takes and prints it.
+            for name, gguf, caps in [("tolstoy", "tiny-tolstoy-chat-q4_k_m.gguf", ["completion", "tools"]),
+                                     ("qwen3", "tiny-qwen3-q4_k_m.gguf", ["completion", "tools", "thinking"])]:
+                with open(modelfile, "w") as f:
+                    f.write("FROM %s\n" % os.path.join(fixtures, "models", gguf))
+                rc, out, err = run(["create", name, "-f", modelfile], env, timeout=120)
+                check(rc == 0, "create %s from its GGUF" % name, out + err)
+                rc, out, err = run(["show", name], env)
+                shown = out.split("Capabilities")[1].split("\n\n")[0].split() if "Capabilities" in out else []
+                check(rc == 0 and shown == caps, "show %s lists %s" % (name, caps), out + err)
+                rc, out, err = run(["show", name, "--template"], env)
+                check(rc == 0 and "tools" in out and "{%" in out, "show %s --template prints its Jinja template" % name,
+                      out + err)
         finally:
             serve.terminate()
             serve.wait(timeout=10)

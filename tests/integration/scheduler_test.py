@@ -3,6 +3,8 @@
 - 32 concurrent streaming clients across two models for PADDOCK_SOAK_SECONDS (default 60):
   every response completes and is well-formed NDJSON;
 - OLLAMA_MAX_QUEUE: with the queue full, a request gets 503 and Ollama's "server busy" text;
+- `paddock stop` answers at once while both parallel slots stream; the model unloads when
+  they end;
 - kill -9 of a runner mid-stream fails that request only, and the next request succeeds;
 - kill -9 of the server leaves no runner process behind.
 Usage: scheduler_test.py PADDOCK_BIN (env PADDOCK_FIXTURES). Exit 77 = skipped."""
@@ -157,6 +159,49 @@ def queue_full(work):
         server.stop()
 
 
+def open_stream(server, body):
+    """A streaming POST /api/generate on a raw socket, returned once its first token arrived."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=60)
+    data = json.dumps(body).encode()
+    sock.sendall(b"POST /api/generate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: %d\r\n\r\n" % len(data) + data)
+    got = b""
+    while b'"response"' not in got:
+        chunk = sock.recv(4096)
+        if not chunk:
+            fail("stream closed before its first token: " + got.decode(errors="replace"))
+        got += chunk
+    return sock
+
+
+def stop_while_streaming(server):
+    print("== paddock stop returns at once while both parallel slots stream")
+    body = {"model": "stories", "prompt": "Once", "raw": True, "options": {"num_predict": 100000}}
+    streams = [open_stream(server, body) for _ in range(2)]
+    env = dict(os.environ, PADDOCK_HOST=f"127.0.0.1:{server.port}")
+    t0 = time.time()
+    try:
+        subprocess.run([BIN, "stop", "stories"], env=env, check=True, capture_output=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        fail("paddock stop waited for the streaming requests (no answer in 30 s)")
+    took = time.time() - t0
+    if took >= 1:
+        fail(f"paddock stop took {took:.1f} s while both slots streamed")
+    ps = json.load(urllib.request.urlopen(server.base + "/api/ps"))
+    if not any(m["name"] == "stories:latest" for m in ps["models"]):
+        fail("stories unloaded under its running requests")
+    for sock in streams:  # the clients leave: their requests end
+        sock.shutdown(socket.SHUT_RDWR)
+        sock.close()
+    for _ in range(100):
+        ps = json.load(urllib.request.urlopen(server.base + "/api/ps"))
+        if not any(m["name"] == "stories:latest" for m in ps["models"]):
+            print(f"   stop took {took:.2f} s; unloaded when the streams ended")
+            return
+        time.sleep(0.1)
+    fail(f"stories still loaded after its requests ended: {ps}")
+
+
 def runner_crash(server):
     print("== kill -9 of a runner mid-stream fails that request only")
     stream_generate(server, "stories", "Once", 4, [])  # loaded
@@ -217,6 +262,7 @@ def main():
         try:
             add_zoo_model(server)
             soak(server)
+            stop_while_streaming(server)
             runner_crash(server)
             server_crash(server)
         finally:

@@ -84,4 +84,17 @@ stream=$(curl -s -d '{"model":"stories","prompt":"Once","options":{"num_predict"
 [ "$(tail -n1 <<<"$stream" | grep -c '"done":true')" = 1 ] || fail "stream must end with done:true"
 sse=$(curl -s -d '{"model":"stories","stream":true,"max_tokens":4,"messages":[{"role":"user","content":"hi"}]}' "$BASE/v1/chat/completions")
 has "$sse" 'data: \[DONE\]'
+# The same chat twice counts the whole prompt both times; the OpenAI route also reports the
+# part the KV cache served the second time.
+chat='{"model":"stories:chat","stream":false,"messages":[{"role":"user","content":"Tell me a story"}],"options":{"num_predict":2}}'
+count() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])["prompt_eval_count"])' "$1"; }
+first=$(count "$(expect 200 POST /api/chat "$chat")")
+second=$(count "$(expect 200 POST /api/chat "$chat")")
+[ "$first" = "$second" ] && [ "$first" -gt 1 ] || fail "prompt_eval_count of the same chat: $first then $second"
+usage=$(expect 200 POST /v1/chat/completions '{"model":"stories:chat","max_tokens":2,"messages":[{"role":"user","content":"Tell me a story"}]}')
+python3 -c '
+import json, sys
+u = json.loads(sys.argv[1])["usage"]
+assert u["prompt_tokens"] == int(sys.argv[2]), u
+assert u["prompt_tokens_details"]["cached_tokens"] == u["prompt_tokens"] - 1, u' "$usage" "$first" || fail "usage: $usage"
 echo "server_curl: all checks passed"
