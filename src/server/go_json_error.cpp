@@ -74,42 +74,38 @@ class Scanner {
   }
 
   bool parse_object() {
-    ++at_;
-    skip_space();
-    if (more() && peek() == '}') return close();
-    for (;;) {
+    return parse_sequence('}', "after object key:value pair", [this] {
       if (!more() || peek() != '"') return fail("looking for beginning of object key string");
       if (!parse_string()) return false;
       skip_space();
       if (!more() || peek() != ':') return fail("after object key");
       ++at_;
       skip_space();
-      if (!parse_value()) return false;
-      skip_space();
-      if (more() && peek() == ',') {
-        ++at_;
-        skip_space();
-        continue;
-      }
-      if (more() && peek() == '}') return close();
-      return fail("after object key:value pair");
-    }
+      return parse_value();
+    });
   }
 
   bool parse_array() {
+    return parse_sequence(']', "after array element", [this] { return parse_value(); });
+  }
+
+  // '{' or '[' at at_: elements separated by commas up to `end`; `after` names what a wrong
+  // character follows, as Go's messages do.
+  template <typename Element>
+  bool parse_sequence(char end, const char* after, Element element) {
     ++at_;
     skip_space();
-    if (more() && peek() == ']') return close();
+    if (more() && peek() == end) return close();
     for (;;) {
-      if (!parse_value()) return false;
+      if (!element()) return false;
       skip_space();
       if (more() && peek() == ',') {
         ++at_;
         skip_space();
         continue;
       }
-      if (more() && peek() == ']') return close();
-      return fail("after array element");
+      if (more() && peek() == end) return close();
+      return fail(after);
     }
   }
 

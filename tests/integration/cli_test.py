@@ -402,6 +402,11 @@ def fake_tests(env):
 
 # ---------------------------------------------------------------------------- real server
 
+def started_pid(err):
+    """The pid in "started a server in the background (pid N)", else 0."""
+    return int(err.split("(pid ")[1].split(")")[0]) if "(pid " in err else 0
+
+
 def wait_up(port, proc, seconds=30):
     deadline = time.time() + seconds
     while time.time() < deadline:
@@ -520,7 +525,7 @@ def real_tests(env):
         rc, out, err = run(["list"], env)
         check(rc == 0 and "started a server in the background (pid" in err and "stories" in out,
               "a command with no server running starts one", out + err)
-        pid = int(err.split("(pid ")[1].split(")")[0]) if "(pid " in err else 0
+        pid = started_pid(err)
         rc, out, err = run(["list"], env)
         check(rc == 0 and "started a server" not in err, "the background server is reused", err)
         check(os.path.exists(os.path.join(tmp, ".paddock", "logs", "server.log")), "background server log written")
@@ -560,7 +565,7 @@ def real_tests(env):
         port = free_port()
         env = dict(env, PADDOCK_HOST="0.0.0.0:%d" % port)
         rc, out, err = run(["list"], env)
-        pid = int(err.split("(pid ")[1].split(")")[0]) if "(pid " in err else 0
+        pid = started_pid(err)
         with open("/proc/net/tcp") as f:
             listening = [line.split()[1] for line in f.readlines()[1:]
                          if line.split()[3] == "0A" and line.split()[1].endswith(":%04X" % port)]
