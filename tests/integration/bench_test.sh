@@ -93,4 +93,21 @@ if "$bin" bench --model "$saved" -p 0 -n 0 2>"$tmp/none.err"; then
   exit 1
 fi
 grep -q 'nothing to measure' "$tmp/none.err"
+# An encoder (the embedding fixture): no tg test; pp is one input per pass, reported as
+# sequences/s too; more tokens than its context is a clear error.
+bert="${PADDOCK_FIXTURES}/models/tiny-bert-f16.gguf"
+"$bin" bench --model "$bert" -p 32 -n 8 -r 1 -t 1 --probe-mib 64 --json >"$tmp/bert.json"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["pp32_tps"][0] > 0 and "tg8_tps" not in j, j
+assert abs(j["embed32_seqs_per_s"] - j["pp32_tps"][0] / 32) < 1e-6 * j["pp32_tps"][0], j
+' "$tmp/bert.json"
+"$bin" bench --model "$bert" -p 32 -r 1 -t 1 --probe-mib 64 >"$tmp/bert.txt"
+grep -q 'embeddings: .* sequences/s of 32 tokens' "$tmp/bert.txt"
+if "$bin" bench --model "$bert" -p 1000 -r 1 -t 1 2>"$tmp/bert.err"; then
+  echo "an embedding bench past the context should fail" >&2
+  exit 1
+fi
+grep -q 'an embedding model takes -p 1..512' "$tmp/bert.err"
 echo "bench_cli: OK"
