@@ -216,6 +216,22 @@ TEST(Completion, FullContextEndsWithLength) {
   EXPECT_EQ(t.stats.done_reason, "length");
 }
 
+TEST(Completion, NoGenerationOutlivesTenContexts) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const auto m = load("stories260K.gguf", {.num_ctx = 16});
+  ASSERT_TRUE(m);
+  // A grammar that never lets the model end, so only the bound stops it (Ollama's 10 x num_ctx).
+  for (const int64_t num_predict : {int64_t{-1}, int64_t{0}, int64_t{1} << 40}) {
+    CompletionParams p = greedy("Once upon a time", num_predict);
+    p.sampling.logprobs = false;
+    p.grammar = "root ::= \"a\" root";
+    const Outcome r = run(*m, p);
+    ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+    EXPECT_EQ(r.stats.done_reason, "length") << num_predict;
+    EXPECT_EQ(r.stats.eval_count, 160) << num_predict;
+  }
+}
+
 TEST(Completion, CancelDuringPrefillStopsBeforeAnyOutput) {
   PADDOCK_REQUIRE_FIXTURES();
   const auto m = load("stories260K.gguf", {.num_batch = 4});

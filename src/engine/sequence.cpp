@@ -187,9 +187,11 @@ void Sequence::sample_and_emit(std::span<const float> logits) {
     return;
   }
   if (!emit(std::move(text), false)) return end(cancelled_status());
-  // num_predict > 0 bounds the count; -1 and 0 run on through context shifts; -2 stops when
-  // the context is full (checked in next()).
-  if (params_.num_predict > 0 && stats_.eval_count >= params_.num_predict) return finish("length");
+  // num_predict > 0 bounds the count; -1 and 0 run on through context shifts, and -2 stops
+  // when the context is full (checked in next()). As in Ollama, none goes past 10 x num_ctx.
+  const int64_t bound = 10 * kv_.n_ctx();
+  const int64_t limit = params_.num_predict > 0 ? std::min(params_.num_predict, bound) : bound;
+  if (stats_.eval_count >= limit) return finish("length");
   last_ = id;
 }
 

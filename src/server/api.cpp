@@ -1,6 +1,7 @@
 #include "server/api.h"
 
 #include <array>
+#include <memory>
 
 #include "base/log.h"
 #include "server/anthropic.h"
@@ -49,6 +50,8 @@ struct RouteTable {
       Route{"HEAD", "/", &Api::root},
       Route{"GET", "/api/version", &Api::version},
       Route{"HEAD", "/api/version", &Api::version},
+      Route{"GET", "/health", &Api::health},
+      Route{"HEAD", "/health", &Api::health},
       Route{"POST", "/api/generate", &Api::generate},
       Route{"POST", "/api/chat", &Api::chat},
       Route{"POST", "/api/embed", &Api::embed},
@@ -73,7 +76,7 @@ struct RouteTable {
       Route{"POST", "/v1/messages/count_tokens", &Api::anthropic_count_tokens},
   };
 };
-static_assert(RouteTable::kRoutes.size() == 26, "one row per route; update docs/api.md with the table");
+static_assert(RouteTable::kRoutes.size() == 28, "one row per route; update docs/api.md with the table");
 
 namespace {
 
@@ -99,26 +102,44 @@ std::string untagged(const char* what) {
   return std::string(tag_end == std::string_view::npos ? w : w.substr(tag_end + 2));
 }
 
+bool is_anthropic(std::string_view path) { return path.rfind("/v1/messages", 0) == 0; }
+bool is_openai(std::string_view path) { return !is_anthropic(path) && path.rfind("/v1/", 0) == 0; }
+
+// An error in the shape of the API `path` belongs to.
+HttpResponse api_error(std::string_view path, int status, const std::string& message) {
+  if (is_anthropic(path)) return anthropic::error_response(status, message);
+  return is_openai(path) ? openai_error_response(status, message) : error_response(status, message);
+}
+
+// Counts a request in Api::in_flight_ while it lives.
+struct InFlight {
+  explicit InFlight(std::atomic<int64_t>& n) : count(n) { ++count; }
+  ~InFlight() { --count; }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  std::atomic<int64_t>& count;
+};
+
 }  // namespace
 
 HttpResponse Api::run_handler(Handler handler, const HttpRequest& request, const PathParams& params) {
-  const bool anthropic = request.path.rfind("/v1/messages", 0) == 0;
-  const bool openai = !anthropic && request.path.rfind("/v1/", 0) == 0;
-  auto error = [openai, anthropic](int status, const std::string& message) {
-    if (anthropic) return anthropic::error_response(status, message);
-    return openai ? openai_error_response(status, message) : error_response(status, message);
-  };
+  auto in_flight = std::make_shared<InFlight>(in_flight_);
+  HttpResponse r;
   // Handlers read request JSON with nlohmann accessors that throw on a wrong type; such a
   // request is the client's mistake, so it gets a 400 in its API's error shape (without
   // the HTTP library's 500 and its EXCEPTION_WHAT header).
   try {
-    return (this->*handler)(request, params);
+    r = (this->*handler)(request, params);
   } catch (const nlohmann::json::exception& e) {
-    return error(400, "invalid request: " + untagged(e.what()));
+    return api_error(request.path, 400, "invalid request: " + untagged(e.what()));
   } catch (const std::exception& e) {
     log_error("internal error on " + request.path + ": " + e.what());
-    return error(500, "internal server error");
+    return api_error(request.path, 500, "internal server error");
   }
+  if (r.stream) {
+    r.stream = [in_flight, inner = std::move(r.stream)](const WriteFn& write) { inner(write); };
+  }
+  return r;
 }
 
 Api::Api(store::Store store, SchedulerEffects effects, ApiConfig config)
@@ -126,7 +147,7 @@ Api::Api(store::Store store, SchedulerEffects effects, ApiConfig config)
       models_(config.scheduler, std::move(effects)),
       config_(std::move(config)) {}
 
-HttpResponse Api::handle(const HttpRequest& request) {
+HttpResponse Api::handle(HttpRequest request) {
   if (!host_allowed(request.header("Host"), config_.bound_host)) return plain(403, "");
   const std::string origin = request.header("Origin");
   const bool cors_ok = !origin.empty() && config_.origins.allows(origin);
@@ -153,6 +174,14 @@ HttpResponse Api::handle(const HttpRequest& request) {
     }
     return with_cors(std::move(r));
   }
+  if (draining_.load() && request.path != "/health") {
+    return with_cors(api_error(request.path, 503, kShuttingDownMessage));
+  }
+  // Work stops when its client leaves or the server shuts down.
+  request.shutting_down = [this] { return draining_.load(); };
+  request.client_gone = [this, gone = std::move(request.client_gone)] {
+    return draining_.load() || (gone && gone());
+  };
   if (request.body.size() > config_.max_body_bytes) {
     return with_cors(error_response(
         413, "request body too large: the limit is " + std::to_string(config_.max_body_bytes) + " bytes"));
@@ -169,6 +198,12 @@ HttpResponse Api::handle(const HttpRequest& request) {
 }
 
 HttpResponse Api::root(const HttpRequest&, const PathParams&) { return plain(200, "Ollama is running"); }
+
+// For load balancers and orchestrators: 503 from the moment shutdown begins.
+HttpResponse Api::health(const HttpRequest&, const PathParams&) {
+  if (draining_.load()) return json_response(503, Json{{"status", "shutting down"}});
+  return json_response(200, Json{{"status", "ok"}});
+}
 
 HttpResponse Api::version(const HttpRequest&, const PathParams&) {
   // Clients gate features on Ollama's version; paddock's own goes alongside.

@@ -7,6 +7,7 @@
 //   HttpResponse r = api.handle(request);
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <string_view>
 
@@ -45,7 +46,12 @@ class Api {
   Api(store::Store store, SchedulerEffects effects, ApiConfig config);
 
   // Routing, host check, CORS headers and preflight, method checks, body limit.
-  HttpResponse handle(const HttpRequest& request);
+  HttpResponse handle(HttpRequest request);
+  // Shutdown: every running request is cancelled (a stream ends with an error line), new
+  // ones get 503, /health answers 503.
+  void begin_drain() { draining_.store(true); }
+  // Requests being handled or streamed.
+  int64_t in_flight() const { return in_flight_.load(); }
   Scheduler& models() { return models_; }
   size_t max_body_bytes() const { return config_.max_body_bytes; }
 
@@ -56,6 +62,7 @@ class Api {
   // Native routes.
   HttpResponse root(const HttpRequest&, const PathParams&);
   HttpResponse version(const HttpRequest&, const PathParams&);
+  HttpResponse health(const HttpRequest&, const PathParams&);
   HttpResponse generate(const HttpRequest&, const PathParams&);
   HttpResponse chat(const HttpRequest&, const PathParams&);
   HttpResponse embed(const HttpRequest&, const PathParams&);
@@ -83,7 +90,8 @@ class Api {
   // The tokens of a translated Messages request's prompt (loads the model).
   Result<int64_t> anthropic_prompt_tokens(const Json& native_chat, const std::function<bool()>& client_gone);
 
-  // A route's handler, with exceptions turned into error responses.
+  // A route's handler, with exceptions turned into error responses, counted in in_flight_
+  // until its stream ends.
   HttpResponse run_handler(Handler handler, const HttpRequest& request, const PathParams& params);
   // The stored model behind a request's name: 400 invalid name, 404 not found.
   Result<ResolvedModel> resolve(const std::string& name);
@@ -91,6 +99,8 @@ class Api {
   store::Store store_;
   Scheduler models_;
   ApiConfig config_;
+  std::atomic<bool> draining_{false};
+  std::atomic<int64_t> in_flight_{0};
 };
 
 }  // namespace paddock::server

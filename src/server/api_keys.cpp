@@ -72,7 +72,8 @@ KeyScope ApiKeys::scope_of(std::string_view path) {
 }
 
 std::optional<Denied> ApiKeys::check(const HttpRequest& request) const {
-  if (keys_.empty() || request.method == "OPTIONS" || request.path == "/" || request.path == "/api/version") {
+  if (keys_.empty() || request.method == "OPTIONS" || request.path == "/" || request.path == "/api/version" ||
+      request.path == "/health") {
     return std::nullopt;
   }
   const std::string key = presented_key(request);

@@ -208,6 +208,53 @@ TEST_F(ApiTest, ClientDisconnectCancels) {
   EXPECT_TRUE(script_->cancelled_seen);
 }
 
+TEST_F(ApiTest, NonStreamedRequestStopsWhenItsClientLeaves) {
+  HttpRequest r{
+      .method = "POST", .path = "/api/generate", .body = R"({"model":"tiny","prompt":"hi","stream":false})"};
+  r.client_gone = [this] { return script_->loads_count > 0; };  // leaves once the model is loaded
+  EXPECT_EQ(api_.handle(r).status, 499);
+  EXPECT_TRUE(script_->cancelled_seen);
+}
+
+TEST_F(ApiTest, DrainCancelsRunningRequestsAndRefusesNewOnes) {
+  ApiConfig c = config();
+  c.scheduler.num_parallel = 2;  // two streams at once
+  Api api(store_.open(), default_scheduler_effects(FakeRunner::factory(script_)), c);
+  auto call = [&](const std::string& method, const std::string& path, const std::string& body) {
+    return api.handle(HttpRequest{.method = method, .path = path, .body = body});
+  };
+  EXPECT_EQ(body(call("GET", "/health", ""))["status"], "ok");
+  EXPECT_EQ(api.in_flight(), 0);
+  HttpResponse native = call("POST", "/api/generate", R"({"model":"tiny","prompt":"hi"})");
+  HttpResponse openai = call("POST", "/v1/chat/completions",
+                             R"({"model":"tiny","stream":true,"messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(api.in_flight(), 2);  // until their streams are read and dropped
+
+  api.begin_drain();
+  EXPECT_EQ(call("GET", "/health", "").status, 503);
+  EXPECT_EQ(call("GET", "/api/tags", "").status, 503);
+  const HttpResponse refused = call("POST", "/v1/chat/completions", "{}");
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_EQ(body(refused)["error"]["message"], "server is shutting down");
+  // Running streams are cancelled and end with an error line in their own framing.
+  const std::vector<Json> out = lines(native);
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(out.back()["error"], "server is shutting down");
+  EXPECT_TRUE(script_->cancelled_seen);
+  std::string sse;
+  openai.stream([&](std::string_view s) {
+    sse.append(s);
+    return true;
+  });
+  const size_t error_at = sse.find(R"(data: {"error":{"message":"server is shutting down")");
+  EXPECT_NE(error_at, std::string::npos) << sse;
+  EXPECT_TRUE(sse.ends_with("data: [DONE]\n\n")) << sse;
+  EXPECT_LT(error_at, sse.rfind("data: [DONE]")) << sse;
+  native = HttpResponse{};
+  openai = HttpResponse{};
+  EXPECT_EQ(api.in_flight(), 0);
+}
+
 TEST_F(ApiTest, ChatThinkingAndTools) {
   script_->pieces = {"<think>", "hmm", "</think>", "Answer"};
   auto r = call("POST", "/api/chat",

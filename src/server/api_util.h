@@ -22,6 +22,9 @@ struct ResolvedModel {
   ModelIdentity key;  // what the scheduler and /api/ps show
 };
 
+// Every request's answer once shutdown has begun (503, or a stream's last line).
+inline constexpr const char* kShuttingDownMessage = "server is shutting down";
+
 // Longer messages are cut (at a UTF-8 boundary) and end in "...".
 inline constexpr size_t kMaxErrorBytes = 512;
 

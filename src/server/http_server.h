@@ -1,6 +1,7 @@
-// The network side: serves an Api over HTTP/1.1 with cpp-httplib (a thread per connection
-// from its pool), streams chunked responses, logs one line per request (method, path,
-// status, latency) and stops gracefully on SIGINT/SIGTERM.
+// The network side: serves an Api over HTTP/1.1 with cpp-httplib (a thread per connection,
+// capped), streams chunked responses, tells handlers when their client has gone, logs one
+// line per request (method, path, status, latency) and on SIGINT/SIGTERM drains within a
+// deadline (docs/security.md).
 //   PADDOCK_TRY(serve(api, parse_host(env_get_or("HOST", ""))));  // blocks until a signal
 #pragma once
 

@@ -32,7 +32,8 @@ struct HttpRequest {
   Headers headers;
   std::string body;
   BodyReader body_reader;             // set instead of `body` for streamed uploads
-  std::function<bool()> client_gone;  // may be empty (tests)
+  std::function<bool()> client_gone;  // may be empty (tests); true too once shutting_down is
+  std::function<bool()> shutting_down;  // set by Api::handle
   // Set by the OpenAI routes on the native request they run: the native reply then also
   // carries "prompt_cached_count" (usage.prompt_tokens_details.cached_tokens), which
   // Ollama's native API has no field for.

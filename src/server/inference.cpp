@@ -84,29 +84,35 @@ Json logprobs_json(const std::vector<runner::TokenLogprob>& lps) {
   return out;
 }
 
-HttpResponse progress_response(bool stream, std::function<Status(const SendFn&)> body) {
-  if (stream) return ndjson_stream(std::move(body));
+HttpResponse progress_response(bool stream, std::function<Status(const SendFn&)> body,
+                               const HttpRequest& http) {
+  if (stream) return ndjson_stream(std::move(body), http);
   Json last;
   const Status s = body([&](const Json& j) {
     last = j;
-    return true;
+    return !(http.client_gone && http.client_gone());
   });
   if (!s.is_ok()) return error_response(s);
   return json_response(200, last);
 }
 
-HttpResponse ndjson_stream(std::function<Status(const SendFn&)> body) {
+HttpResponse ndjson_stream(std::function<Status(const SendFn&)> body, const HttpRequest& http) {
   HttpResponse r;
   r.content_type = kNdjson;
-  r.stream = [body = std::move(body)](const WriteFn& write) {
+  r.stream = [body = std::move(body), gone = http.client_gone,
+              shutting_down = http.shutting_down](const WriteFn& write) {
     bool open = true;
     const SendFn send = [&](const Json& j) {
       open = open && write(j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
-      return open;
+      return open && !(gone && gone());
     };
     const Status s = body(send);
-    if (!s.is_ok() && open && s.code() != Code::kCancelled)
+    if (s.is_ok() || !open) return;
+    if (s.code() != Code::kCancelled) {
       send(Json{{"error", public_message(s.message())}});
+    } else if (shutting_down && shutting_down()) {
+      send(Json{{"error", kShuttingDownMessage}});
+    }
   };
   return r;
 }

@@ -43,12 +43,14 @@ runner::CompletionRequest completion_request(const Prepared& p, const InferenceC
 void add_metrics(const Prepared& p, const runner::CompletionChunk& final, bool cached, Json* out);
 Json logprobs_json(const std::vector<runner::TokenLogprob>& lps);
 
-// Streams NDJSON produced by `body` (send returns false once the client is gone).
+// Streams NDJSON produced by `body`; send returns false once `http`'s client is gone (or a
+// write failed), and the body should stop then. Cut by shutdown, the stream says so last.
 using SendFn = std::function<bool(const Json&)>;
-HttpResponse ndjson_stream(std::function<Status(const SendFn&)> body);
+HttpResponse ndjson_stream(std::function<Status(const SendFn&)> body, const HttpRequest& http);
 // Progress routes (create, pull, push): the NDJSON stream, or with stream:false only the last
-// object (or the error with its status).
-HttpResponse progress_response(bool stream, std::function<Status(const SendFn&)> body);
+// object (or the error with its status); either way the work stops when the client leaves.
+HttpResponse progress_response(bool stream, std::function<Status(const SendFn&)> body,
+                               const HttpRequest& http);
 
 // A lease for `model` from the scheduler. Load failures become 500s with the runner's message;
 // a full queue (503) and cancellation keep their codes.

@@ -91,7 +91,7 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
     });
   };
 
-  if (req->stream) return ndjson_stream(run);
+  if (req->stream) return ndjson_stream(run, http);
 
   Json total;
   std::string content, thinking;

@@ -104,7 +104,7 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
     return Status::ok();
   };
 
-  if (req->stream) return ndjson_stream(run);
+  if (req->stream) return ndjson_stream(run, http);
 
   Json total;
   std::string response, thinking;

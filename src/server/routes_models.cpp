@@ -287,7 +287,7 @@ HttpResponse Api::create(const HttpRequest& http, const PathParams&) {
     send(Json{{"status", "success"}});
     return Status::ok();
   };
-  return progress_response(req->stream, run);
+  return progress_response(req->stream, run, http);
 }
 
 }  // namespace paddock::server

@@ -38,11 +38,12 @@ HttpResponse Api::transfer(const HttpRequest& http, bool is_push) {
   store::RegistryOptions opts;
   opts.insecure = req->insecure;
   opts.user_agent = "paddock/" + config_.version;
+  opts.cancelled = http.client_gone;
   const TransferFn fn = is_push ? store::push_model : store::pull_model;
   auto run = [this, n = *name, opts, fn](const SendFn& send) -> Status {
     return fn(store_, n, opts, [&](const store::ProgressEvent& e) { return send(event_json(e)); });
   };
-  return progress_response(req->stream, run);
+  return progress_response(req->stream, run, http);
 }
 
 HttpResponse Api::pull(const HttpRequest& http, const PathParams&) { return transfer(http, false); }

@@ -32,12 +32,17 @@ HttpOptions http_options(const RegistryOptions& o) {
   h.max_redirects = o.max_redirects;
   h.stall_timeout_s = o.stall_timeout_s;
   h.user_agent = o.user_agent;
+  h.cancelled = o.cancelled;
   return h;
 }
 
+// Waits before retry `attempt`, in short steps so a cancel is seen within a tenth of a second.
 void backoff(const RegistryOptions& o, int attempt) {
-  auto delay = o.retry_base_delay * (int64_t{1} << std::min(attempt, 6));
-  std::this_thread::sleep_for(delay);
+  const auto until =
+      std::chrono::steady_clock::now() + o.retry_base_delay * (int64_t{1} << std::min(attempt, 6));
+  while (std::chrono::steady_clock::now() < until && !(o.cancelled && o.cancelled())) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 bool retryable(const Result<HttpResponse>& r) {
@@ -50,6 +55,7 @@ Result<HttpResponse> send_with_retry(RegistryHttp& http, const HttpRequest& req,
     Result<HttpResponse> r = http.send(req);
     if (!retryable(r) || attempt >= o.max_retries) return r;
     backoff(o, attempt);
+    if (o.cancelled && o.cancelled()) return Status(Code::kCancelled, "cancelled");
   }
 }
 
@@ -234,6 +240,7 @@ class Puller {
                                               " retries: " + last.message());
       }
       backoff(opts_, attempt++);
+      if (opts_.cancelled && opts_.cancelled()) return cancelled("pull");
     }
     if (::fsync(f.fd) != 0) return io_error(path + ": fsync: " + errno_text());
     return true;

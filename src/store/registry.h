@@ -37,6 +37,8 @@ struct RegistryOptions {
   int max_redirects = 10;
   long stall_timeout_s = 30;
   std::string user_agent = "paddock/0 (registry client)";
+  // True cancels the transfer (kCancelled), also in the middle of a request or a retry wait.
+  std::function<bool()> cancelled;
 };
 
 // Pulls `name` from its registry into `store`: "pulling manifest", per blob "pulling <12hex>"

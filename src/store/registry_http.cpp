@@ -28,6 +28,7 @@ void global_init() {
 
 struct Transfer {
   const HttpRequest* req = nullptr;
+  const std::function<bool()>* cancel = nullptr;
   CURL* curl = nullptr;
   HttpResponse resp;
   bool cancelled = false;
@@ -85,6 +86,13 @@ size_t on_write(char* data, size_t size, size_t n, void* user) {
   }
   t->resp.body.append(data, len);
   return len;
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  if (!(*t->cancel)()) return 0;
+  t->cancelled = true;
+  return 1;
 }
 
 size_t on_read(char* buf, size_t size, size_t n, void* user) {
@@ -150,6 +158,12 @@ Result<HttpResponse> RegistryHttp::send_once(const HttpRequest& req, const std::
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  if (opts_.cancelled) {
+    t.cancel = &opts_.cancelled;
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
+  }
 
   curl_slist* raw = nullptr;
   for (const auto& h : req.headers) raw = curl_slist_append(raw, h.c_str());

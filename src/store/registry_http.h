@@ -49,6 +49,9 @@ struct HttpOptions {
   long connect_timeout_s = 10;  // a registry that does not answer fails in seconds (no retry)
   long stall_timeout_s = 30;  // abort when no byte arrives for this long
   std::string user_agent = "paddock/0 (registry client)";
+  // Polled about once a second during a transfer (even a stalled one); true aborts it
+  // (kCancelled).
+  std::function<bool()> cancelled;
 };
 
 class RegistryHttp {
