@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts `paddock serve` on a free port over a temp copy of fixtures/ollama-store, runs one
-# suite against it (curl | hardening: server_<suite>.sh; clients | embeddings | anthropic:
+# suite against it (curl | hardening | metrics: server_<suite>.sh; clients | embeddings | anthropic:
 # <suite>.mjs with the npm clients; BASE, SERVER_PID and SERVER_LOG exported),
 # stops the server. The clients suite also gets a local docker-registry (REGISTRY=host:port)
 # for pull and push when it is installed. Exit 77 = skipped (said loudly).
@@ -46,7 +46,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 export BASE="http://127.0.0.1:$port" SERVER_PID=$server SERVER_LOG="$work/server.log"
-if [ "$suite" = curl ] || [ "$suite" = hardening ]; then
+if [ "$suite" = curl ] || [ "$suite" = hardening ] || [ "$suite" = metrics ]; then
   bash "$here/server_$suite.sh"
 else
   node "$here/$suite.mjs"
