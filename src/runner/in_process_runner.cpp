@@ -142,6 +142,7 @@ class InProcessRunner final : public Runner {
     last.prompt_eval_duration_ns = stats->prompt_eval_duration_ns;
     last.eval_count = stats->eval_count;
     last.eval_duration_ns = stats->eval_duration_ns;
+    last.truncated = stats->truncated;
     if (!on_chunk(last)) return Status(Code::kCancelled, "generation cancelled");
     return Status::ok();
   }

@@ -58,6 +58,7 @@ TEST(InProcessRunner, ChunksInOrderThenADoneChunkWithTimings) {
   EXPECT_EQ(last.eval_count, 12);
   EXPECT_GT(last.prompt_eval_duration_ns, 0);
   EXPECT_GT(last.eval_duration_ns, 0);
+  EXPECT_FALSE(last.truncated);
 
   // The text is what the engine generates for the same settings, in order.
   auto m = engine::LoadedModel::load(stories_path(), kRef);
@@ -70,6 +71,22 @@ TEST(InProcessRunner, ChunksInOrderThenADoneChunkWithTimings) {
   std::string joined;
   for (const CompletionChunk& c : chunks) joined += c.text;
   EXPECT_EQ(joined, *text);
+}
+
+TEST(InProcessRunner, APromptLongerThanTheContextIsCutAndSaysSo) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const auto r = load_stories(32);
+  ASSERT_TRUE(r);
+  CompletionRequest req = greedy(2);
+  for (int i = 0; i < 5; ++i) req.prompt += " and they played all day in the sun";
+  CompletionChunk last;
+  ASSERT_TRUE(r->complete(req, [&](const CompletionChunk& c) {
+                 last = c;
+                 return true;
+               }).is_ok());
+  EXPECT_TRUE(last.done);
+  EXPECT_TRUE(last.truncated);
+  EXPECT_LE(last.prompt_eval_count, 32);
 }
 
 TEST(InProcessRunner, ReturningFalseCancels) {

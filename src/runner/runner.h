@@ -58,6 +58,7 @@ struct CompletionChunk {
   int64_t prompt_eval_count = 0, prompt_eval_duration_ns = 0;  // on the last chunk: the whole prompt
   int64_t prompt_cached_count = 0;  // on the last chunk: the part of the prompt reused from the KV cache
   int64_t eval_count = 0, eval_duration_ns = 0;  // on the last chunk
+  bool truncated = false;  // on the last chunk: the prompt did not fit the context and was cut
 };
 using ChunkFn = std::function<bool(const CompletionChunk&)>;
 

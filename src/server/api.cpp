@@ -1,6 +1,7 @@
 #include "server/api.h"
 
 #include <array>
+#include <chrono>
 #include <memory>
 
 #include "base/log.h"
@@ -67,6 +68,7 @@ struct RouteTable {
       Route{"POST", "/api/pull", &Api::pull},
       Route{"POST", "/api/push", &Api::push},
       Route{"GET", "/api/ps", &Api::ps},
+      Route{"GET", "/metrics", &Api::metrics},
       Route{"POST", "/v1/chat/completions", &Api::oai_chat},
       Route{"POST", "/v1/completions", &Api::oai_completions},
       Route{"POST", "/v1/embeddings", &Api::oai_embeddings},
@@ -76,9 +78,35 @@ struct RouteTable {
       Route{"POST", "/v1/messages/count_tokens", &Api::anthropic_count_tokens},
   };
 };
-static_assert(RouteTable::kRoutes.size() == 28, "one row per route; update docs/api.md with the table");
+static_assert(RouteTable::kRoutes.size() == 29, "one row per route; update docs/api.md with the table");
 
 namespace {
+
+// The metrics' route label: the pattern of the first route whose path matches (whatever the
+// method), so that label values stay a fixed set; "other" for unknown paths.
+std::string_view route_label(std::string_view path) {
+  for (const Route& route : RouteTable::kRoutes) {
+    PathParams params;
+    if (match(route.pattern, path, &params)) return route.pattern;
+  }
+  return "other";
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The scheduler's events, counted in `metrics`.
+SchedulerEffects reporting_to(ServerMetrics& metrics, SchedulerEffects effects) {
+  effects.on_event = [&metrics](SchedulerEvent event, const ModelIdentity& model) {
+    switch (event) {
+      case SchedulerEvent::kLoaded: metrics.model_loaded(model.name); break;
+      case SchedulerEvent::kEvicted: metrics.model_evicted(model.name); break;
+      case SchedulerEvent::kRunnerDead: metrics.runner_crashed(model.name); break;
+    }
+  };
+  return effects;
+}
 
 HttpResponse plain(int status, std::string body) {
   HttpResponse r;
@@ -144,10 +172,26 @@ HttpResponse Api::run_handler(Handler handler, const HttpRequest& request, const
 
 Api::Api(store::Store store, SchedulerEffects effects, ApiConfig config)
     : store_(std::move(store)),
-      models_(config.scheduler, std::move(effects)),
+      models_(config.scheduler, reporting_to(metrics_, std::move(effects))),
       config_(std::move(config)) {}
 
 HttpResponse Api::handle(HttpRequest request) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string_view route = route_label(request.path);
+  HttpResponse r = respond(std::move(request));
+  if (!r.stream) {
+    metrics_.request_done(route, r.status, seconds_since(t0));
+    return r;
+  }
+  // A stream's request ends when its last byte is written.
+  r.stream = [this, route, t0, status = r.status, inner = std::move(r.stream)](const WriteFn& write) {
+    inner(write);
+    metrics_.request_done(route, status, seconds_since(t0));
+  };
+  return r;
+}
+
+HttpResponse Api::respond(HttpRequest request) {
   if (!host_allowed(request.header("Host"), config_.bound_host)) return plain(403, "");
   const std::string origin = request.header("Origin");
   const bool cors_ok = !origin.empty() && config_.origins.allows(origin);

@@ -16,8 +16,9 @@
 #include "server/cors.h"
 #include "server/duration.h"
 #include "server/http_types.h"
-#include "server/scheduler.h"
+#include "server/metrics.h"
 #include "server/requests.h"
+#include "server/scheduler.h"
 #include "store/store.h"
 
 namespace paddock::server {
@@ -45,7 +46,8 @@ class Api {
  public:
   Api(store::Store store, SchedulerEffects effects, ApiConfig config);
 
-  // Routing, host check, CORS headers and preflight, method checks, body limit.
+  // Routing, host check, CORS headers and preflight, method checks, body limit; every answer
+  // is counted in the metrics by route pattern and status (a stream's when it ends).
   HttpResponse handle(HttpRequest request);
   // Shutdown: every running request is cancelled (a stream ends with an error line), new
   // ones get 503, /health answers 503.
@@ -78,6 +80,7 @@ class Api {
   HttpResponse push(const HttpRequest&, const PathParams&);
   HttpResponse transfer(const HttpRequest& http, bool is_push);  // pull and push
   HttpResponse ps(const HttpRequest&, const PathParams&);
+  HttpResponse metrics(const HttpRequest&, const PathParams&);  // Prometheus text format
   // OpenAI routes: translate, call the native handler, translate back.
   HttpResponse oai_chat(const HttpRequest&, const PathParams&);
   HttpResponse oai_completions(const HttpRequest&, const PathParams&);
@@ -90,6 +93,8 @@ class Api {
   // The tokens of a translated Messages request's prompt (loads the model).
   Result<int64_t> anthropic_prompt_tokens(const Json& native_chat, const std::function<bool()>& client_gone);
 
+  // handle() without the metrics.
+  HttpResponse respond(HttpRequest request);
   // A route's handler, with exceptions turned into error responses, counted in in_flight_
   // until its stream ends.
   HttpResponse run_handler(Handler handler, const HttpRequest& request, const PathParams& params);
@@ -97,6 +102,7 @@ class Api {
   Result<ResolvedModel> resolve(const std::string& name);
 
   store::Store store_;
+  ServerMetrics metrics_;  // before models_: the scheduler reports to it
   Scheduler models_;
   ApiConfig config_;
   std::atomic<bool> draining_{false};

@@ -52,6 +52,8 @@ TEST(ApiKeys, ScopesGateTheStoreChangingRoutes) {
   const ApiKeys keys = ApiKeys::parse(std::string(kUse) + "," + kAdmin + ":admin").value();
   EXPECT_FALSE(keys.check(request("POST", "/api/chat", bearer(kUse))));
   EXPECT_FALSE(keys.check(request("GET", "/api/tags", bearer(kUse))));
+  EXPECT_FALSE(keys.check(request("GET", "/metrics", bearer(kUse))));  // read-only, like /api/ps
+  EXPECT_EQ(keys.check(request("GET", "/metrics"))->status, 401);
   EXPECT_FALSE(keys.check(request("POST", "/v1/messages", {{"x-api-key", kUse}})));  // Anthropic's header
   for (const char* path : {"/api/pull", "/api/push", "/api/create", "/api/copy", "/api/delete", "/api/blobs/sha256:ab"}) {
     const auto d = keys.check(request("POST", path, bearer(kUse)));

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <sstream>
 
 #include "base/sha256.h"
 #include "server/api.h"
@@ -582,6 +583,97 @@ TEST_F(ApiTest, ErrorsAreShortAndPrivate) {
   ASSERT_FALSE(out.empty());
   ASSERT_TRUE(out.back().contains("error"));
   EXPECT_EQ(out.back()["error"].get<std::string>().find(store_.root()), std::string::npos);
+}
+
+// The value of one sample of a /metrics body ("name{labels}"); -1 when it is absent.
+double sample(const std::string& text, const std::string& series) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  }
+  return -1;
+}
+
+TEST_F(ApiTest, MetricsCountRequestsByRoutePatternAndStatus) {
+  ASSERT_EQ(call("GET", "/api/tags").status, 200);
+  ASSERT_EQ(call("GET", "/api/tags").status, 200);
+  ASSERT_EQ(call("GET", "/nope/x").status, 404);
+  ASSERT_EQ(call("GET", "/api/generate").status, 405);
+  ASSERT_EQ(call("GET", "/v1/models/tiny:latest").status, 200);
+  ASSERT_EQ(call("GET", "/v1/models/none").status, 404);
+  const HttpResponse r = call("GET", "/metrics");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  const std::string& m = r.body;
+  EXPECT_EQ(sample(m, R"(paddock_http_requests_total{route="/api/tags",status="200"})"), 2) << m;
+  EXPECT_EQ(sample(m, R"(paddock_http_requests_total{route="other",status="404"})"), 1);
+  EXPECT_EQ(sample(m, R"(paddock_http_requests_total{route="/api/generate",status="405"})"), 1);
+  // The pattern, never the raw path.
+  EXPECT_EQ(sample(m, R"(paddock_http_requests_total{route="/v1/models/:model",status="200"})"), 1);
+  EXPECT_EQ(sample(m, R"(paddock_http_requests_total{route="/v1/models/:model",status="404"})"), 1);
+  EXPECT_EQ(m.find(R"(tiny:latest",status)"), std::string::npos);
+  EXPECT_EQ(sample(m, R"(paddock_http_request_duration_seconds_count{route="/api/tags"})"), 2);
+  EXPECT_EQ(sample(m, R"(paddock_http_request_duration_seconds_bucket{route="/api/tags",le="+Inf"})"), 2);
+  EXPECT_EQ(sample(m, "paddock_scheduler_queue_depth"), 0);
+  // The scrape before this one is counted too.
+  EXPECT_EQ(
+      sample(call("GET", "/metrics").body, R"(paddock_http_requests_total{route="/metrics",status="200"})"),
+      1);
+}
+
+TEST_F(ApiTest, MetricsCountTokensOfEveryGeneratingRoute) {
+  const HttpResponse g = call("POST", "/api/generate", R"({"model":"tiny","prompt":"hi","stream":false})");
+  ASSERT_EQ(g.status, 200) << g.body;
+  const int64_t prompt_tokens = body(g)["prompt_eval_count"], eval_count = body(g)["eval_count"];
+  ASSERT_GT(eval_count, 0);
+  std::string m = call("GET", "/metrics").body;
+  EXPECT_EQ(sample(m, R"(paddock_http_requests_total{route="/api/generate",status="200"})"), 1) << m;
+  EXPECT_EQ(sample(m, R"(paddock_prompt_tokens_total{model="tiny:latest"})"), double(prompt_tokens));
+  EXPECT_EQ(sample(m, R"(paddock_generated_tokens_total{model="tiny:latest"})"), double(eval_count));
+  EXPECT_EQ(sample(m, R"(paddock_time_to_first_token_seconds_count{model="tiny:latest"})"), 1);
+  EXPECT_EQ(sample(m, R"(paddock_generation_tokens_per_second_count{model="tiny:latest"})"), 1);
+  EXPECT_EQ(sample(m, R"(paddock_model_loads_total{model="tiny:latest"})"), 1);
+  EXPECT_EQ(sample(m, R"(paddock_model_loaded{model="tiny:latest"})"), 1);
+  EXPECT_EQ(sample(m, R"(paddock_model_memory_bytes{model="tiny:latest"})"), 1234);  // the fake's facts
+
+  // A stream is counted when it ends; OpenAI and Anthropic routes count their tokens once.
+  {
+    // The response holds its model slot until it is gone, as the server's does.
+    const HttpResponse streamed =
+        call("POST", "/api/chat", R"({"model":"tiny","messages":[{"role":"user","content":"a"}]})");
+    m = call("GET", "/metrics").body;
+    EXPECT_EQ(sample(m, R"(paddock_http_requests_total{route="/api/chat",status="200"})"), -1);
+    lines(streamed);
+  }
+  ASSERT_EQ(
+      call("POST", "/v1/chat/completions", R"({"model":"tiny","messages":[{"role":"user","content":"a"}]})")
+          .status,
+      200);
+  ASSERT_EQ(call("POST", "/v1/messages",
+                 R"({"model":"tiny","max_tokens":9,"messages":[{"role":"user","content":"a"}]})")
+                .status,
+            200);
+  m = call("GET", "/metrics").body;
+  EXPECT_EQ(sample(m, R"(paddock_http_requests_total{route="/api/chat",status="200"})"), 1);
+  EXPECT_EQ(sample(m, R"(paddock_http_requests_total{route="/v1/chat/completions",status="200"})"), 1);
+  EXPECT_EQ(sample(m, R"(paddock_http_requests_total{route="/v1/messages",status="200"})"), 1);
+  EXPECT_EQ(sample(m, R"(paddock_generated_tokens_total{model="tiny:latest"})"), 4.0 * double(eval_count));
+  EXPECT_EQ(sample(m, R"(paddock_time_to_first_token_seconds_count{model="tiny:latest"})"), 4);
+}
+
+TEST(ApiMetrics, AUseKeyMayReadMetrics) {
+  FakeStore store;
+  ApiConfig config;
+  config.keys = ApiKeys::parse("use-key-0123456789abcdef").value();
+  Api api(store.open(), default_scheduler_effects(FakeRunner::factory(std::make_shared<Script>())), config);
+  EXPECT_EQ(api.handle(HttpRequest{.method = "GET", .path = "/metrics"}).status, 401);
+  const HttpResponse r =
+      api.handle(HttpRequest{.method = "GET",
+                             .path = "/metrics",
+                             .headers = {{"Authorization", "Bearer use-key-0123456789abcdef"}}});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(sample(r.body, R"(paddock_http_requests_total{route="/metrics",status="401"})"), 1) << r.body;
 }
 
 }  // namespace

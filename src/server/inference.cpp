@@ -2,11 +2,13 @@
 
 namespace paddock::server {
 
-Result<Prepared> prepare(Scheduler& models, const ResolvedModel& model, const InferenceCommon& request,
-                         const std::optional<std::string>& template_override,
+Result<Prepared> prepare(Scheduler& models, ServerMetrics& metrics, const ResolvedModel& model,
+                         const InferenceCommon& request, const std::optional<std::string>& template_override,
                          std::chrono::steady_clock::time_point t0, const std::function<bool()>& client_gone) {
   Prepared p;
   p.t0 = t0;
+  p.metrics = &metrics;
+  p.model = model.key.name;
   auto tmpl = choose_template(template_override, model.info.template_text, model.info.model_path);
   if (!tmpl.ok()) return internal_error(tmpl.status().message());
   p.tmpl = std::move(tmpl).value();
@@ -61,6 +63,20 @@ runner::CompletionRequest completion_request(const Prepared& p, const InferenceC
   r.top_logprobs = request.top_logprobs;
   r.is_cancelled = client_gone;
   return r;
+}
+
+Status run_prepared(const Prepared& p, const GenerationSpec& spec, const EmitFn& emit) {
+  bool first = true;
+  return run_generation(p.lease->runner(), spec, [&](const GenerationEvent& e) {
+    // An empty generation has no first output to time.
+    if (first && (!e.done || e.final.eval_count > 0)) {
+      p.metrics->first_token(p.model,
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - p.t0).count());
+    }
+    first = false;
+    if (e.done) p.metrics->generation_done(p.model, e.final);
+    return emit(e);
+  });
 }
 
 void add_metrics(const Prepared& p, const runner::CompletionChunk& final, bool cached, Json* out) {

@@ -1,7 +1,7 @@
 // What /api/generate and /api/chat share: resolving options and the template, loading the
 // model through the scheduler, the final chunk's metrics, and NDJSON streaming where an error
 // after the first line becomes a last {"error": ...} line.
-//   PADDOCK_ASSIGN(Prepared p, prepare(models, resolved, request, template_override, t0, gone));
+//   PADDOCK_ASSIGN(Prepared p, prepare(models, metrics, resolved, request, template_override, t0, gone));
 #pragma once
 
 #include <chrono>
@@ -12,10 +12,11 @@
 
 #include "server/api_util.h"
 #include "server/generation.h"
-#include "server/scheduler.h"
+#include "server/metrics.h"
 #include "server/options.h"
 #include "server/prompt.h"
 #include "server/requests.h"
+#include "server/scheduler.h"
 
 namespace paddock::server {
 
@@ -24,10 +25,12 @@ struct Prepared {
   EffectiveOptions options;
   std::unique_ptr<Scheduler::Lease> lease;
   std::chrono::steady_clock::time_point t0;
+  ServerMetrics* metrics = nullptr;
+  std::string model;  // the scheduler's name for it, the metrics' model label
 };
 
-Result<Prepared> prepare(Scheduler& models, const ResolvedModel& model, const InferenceCommon& request,
-                         const std::optional<std::string>& template_override,
+Result<Prepared> prepare(Scheduler& models, ServerMetrics& metrics, const ResolvedModel& model,
+                         const InferenceCommon& request, const std::optional<std::string>& template_override,
                          std::chrono::steady_clock::time_point t0, const std::function<bool()>& client_gone);
 
 // A chat request's prompt: the model's SYSTEM (unless the request starts with its own) and
@@ -37,6 +40,10 @@ Result<std::string> chat_prompt(const PromptTemplate& t, const store::ModelInfo&
 // The runner request for a rendered prompt: sampling options, format, logprobs, cancellation.
 runner::CompletionRequest completion_request(const Prepared& p, const InferenceCommon& request,
                                              std::string prompt, const std::function<bool()>& client_gone);
+
+// run_generation on the prepared model, recording its time to first output and its final
+// counts in the metrics: every generating route (native, OpenAI, Anthropic) runs through here.
+Status run_prepared(const Prepared& p, const GenerationSpec& spec, const EmitFn& emit);
 
 // total/load/prompt_eval/eval metrics of the final chunk, added to `out` (with
 // "prompt_cached_count" when `cached` is set: see HttpRequest::report_cached_tokens).

@@ -26,7 +26,7 @@ Result<int64_t> Api::anthropic_prompt_tokens(const Json& native, const std::func
   if (req.tool_choice.mode == ToolChoice::Mode::kNone) req.tools.clear();
   PADDOCK_ASSIGN(ResolvedModel model, resolve(req.model));
   // The tokenizer lives in the runner, so counting loads the model as a message would.
-  PADDOCK_ASSIGN(Prepared p, prepare(models_, model, req, std::nullopt, t0, client_gone));
+  PADDOCK_ASSIGN(Prepared p, prepare(models_, metrics_, model, req, std::nullopt, t0, client_gone));
   if (!req.tools.empty() && !p.tmpl.supports_tools)
     return invalid_argument(model.key.name + " does not support tools");
   auto prompt = chat_prompt(p.tmpl, model.info, req);

@@ -39,7 +39,7 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
                                    {"done_reason", "unload"}});
   }
 
-  auto prepared = prepare(models_, *model, *req, std::nullopt, t0, http.client_gone);
+  auto prepared = prepare(models_, metrics_, *model, *req, std::nullopt, t0, http.client_gone);
   if (!prepared.ok()) return error_response(prepared.status());
   auto p = std::make_shared<Prepared>(std::move(prepared).value());
   if (!req->tools.empty() && !p->tmpl.supports_tools) {
@@ -75,7 +75,7 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
   const bool cached = http.report_cached_tokens;
 
   auto run = [p, spec, name, cached](const SendFn& send) -> Status {
-    return run_generation(p->lease->runner(), *spec, [&](const GenerationEvent& e) {
+    return run_prepared(*p, *spec, [&](const GenerationEvent& e) {
       chat::Message m{.role = "assistant", .content = e.content, .thinking = e.thinking};
       m.tool_calls = e.tool_calls;
       Json msg = chat::to_json(m);

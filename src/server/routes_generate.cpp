@@ -42,7 +42,7 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
     return json_response(200, out);
   }
 
-  auto prepared = prepare(models_, *model, *req, req->template_text, t0, http.client_gone);
+  auto prepared = prepare(models_, metrics_, *model, *req, req->template_text, t0, http.client_gone);
   if (!prepared.ok()) return error_response(prepared.status());
   auto p = std::make_shared<Prepared>(std::move(prepared).value());
   if (!req->suffix.empty() && !p->tmpl.supports_insert) {
@@ -82,7 +82,7 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
   auto run = [p, spec, name, want_context, prompt, cached](const SendFn& send) -> Status {
     std::string response;
     Json last;
-    PADDOCK_TRY(run_generation(p->lease->runner(), *spec, [&](const GenerationEvent& e) {
+    PADDOCK_TRY(run_prepared(*p, *spec, [&](const GenerationEvent& e) {
       Json out = base_chunk(name);
       out["response"] = e.content;
       if (!e.thinking.empty()) out["thinking"] = e.thinking;

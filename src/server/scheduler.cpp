@@ -152,6 +152,10 @@ std::shared_ptr<Scheduler::Slot> Scheduler::find_locked(const std::string& model
   return nullptr;
 }
 
+void Scheduler::report_locked(SchedulerEvent event, const ModelIdentity& model) const {
+  if (effects_.on_event) effects_.on_event(event, model);
+}
+
 void Scheduler::remove_locked(const std::shared_ptr<Slot>& slot, Doomed& doomed) {
   std::erase(slots_, slot);
   if (slot->runner) {
@@ -185,10 +189,12 @@ bool Scheduler::evict_one_locked(Doomed& doomed) {
   });
   for (const auto& s : order) {
     if (s->active == 0) {
+      report_locked(SchedulerEvent::kEvicted, s->model);
       remove_locked(s, doomed);
       return true;
     }
   }
+  report_locked(SchedulerEvent::kEvicted, order.front()->model);
   order.front()->unloading = true;
   return true;
 }
@@ -236,7 +242,10 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
         const bool ok = effects_.healthy(*slot->runner);
         lk.lock();
         --slot->active;
-        if (!ok) slot->unloading = true;
+        if (!ok) {
+          report_locked(SchedulerEvent::kRunnerDead, slot->model);
+          slot->unloading = true;
+        }
       }
       if (slot->unloading && slot->active == 0) {
         remove_locked(slot, doomed);
@@ -295,6 +304,7 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
     slot->size_vram = facts.device_memory_bytes;
     slot->context_length = facts.context_length;
     slot->loading = false;
+    report_locked(SchedulerEvent::kLoaded, slot->model);
     if (stopping_) {
       remove_locked(slot, doomed);
       flush();
@@ -377,6 +387,11 @@ std::vector<RunningModel> Scheduler::list() const {
     return a.expires_at > b.expires_at;
   });
   return out;
+}
+
+size_t Scheduler::queue_depth() const {
+  std::lock_guard lk(mu_);
+  return waiting_;
 }
 
 void Scheduler::expire_due() {

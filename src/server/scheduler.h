@@ -67,6 +67,13 @@ struct SchedulerConfig {
   static SchedulerConfig from_env();
 };
 
+// What the scheduler reports to its observer (the metrics).
+enum class SchedulerEvent : uint8_t {
+  kLoaded,      // a runner started and loaded the model
+  kEvicted,     // a model chosen to unload to make room for another
+  kRunnerDead,  // the health check found an idle runner dead (crashed or hung)
+};
+
 struct SchedulerEffects {
   runner::RunnerFactory make_runner;
   std::function<uint64_t()> free_memory;  // bytes available to a new model now
@@ -75,6 +82,8 @@ struct SchedulerEffects {
   std::function<Clock::time_point()> now = [] { return Clock::now(); };
   std::function<bool(runner::Runner&)> healthy;  // empty = always; checked before reusing an idle runner
   bool expiry_thread = true;  // false in tests: they call expire_due() after moving the clock
+  // Called with the scheduler's lock held: it must not call back into the scheduler. May be empty.
+  std::function<void(SchedulerEvent, const ModelIdentity&)> on_event;
 };
 
 // The host device's free memory: MemAvailable from /proc/meminfo (0 when unreadable, which
@@ -141,6 +150,8 @@ class Scheduler {
   bool unload(const std::string& name);
   // /api/ps: loaded models, the one expiring last first (forever first of all).
   std::vector<RunningModel> list() const;
+  // Requests inside acquire(): waiting for a slot, a load or an eviction.
+  size_t queue_depth() const;
   // Unloads idle models whose keep_alive ran out (the expiry thread calls this on time).
   void expire_due();
   // Refuses new requests, waits for held leases to end, unloads everything. Idempotent.
@@ -155,6 +166,7 @@ class Scheduler {
   void expire_due_locked(Doomed& doomed);
   bool evict_one_locked(Doomed& doomed);
   std::shared_ptr<Slot> find_locked(const std::string& model_path) const;
+  void report_locked(SchedulerEvent event, const ModelIdentity& model) const;
   void expiry_loop();
 
   SchedulerConfig config_;

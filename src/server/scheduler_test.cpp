@@ -31,6 +31,7 @@ struct World {
   uint64_t total_memory = UINT64_MAX / 2;
   std::set<std::string> failing;
   std::atomic<bool> healthy{true};
+  std::vector<std::string> events;  // "loaded a:latest", ... (on_event runs under the scheduler's lock)
 };
 
 class SchedFakeRunner : public runner::Runner {
@@ -92,6 +93,13 @@ class SchedulerTest : public ::testing::Test {
     };
     e.healthy = [this](runner::Runner&) { return w_.healthy.load(); };
     e.expiry_thread = false;
+    e.on_event = [this](SchedulerEvent event, const ModelIdentity& model) {
+      const char* what = event == SchedulerEvent::kLoaded    ? "loaded "
+                         : event == SchedulerEvent::kEvicted ? "evicted "
+                                                             : "dead ";
+      std::lock_guard lk(w_.mu);
+      w_.events.push_back(what + model.name);
+    };
     return std::make_unique<Scheduler>(c, std::move(e));
   }
   void advance(Duration d) {
@@ -205,6 +213,18 @@ TEST_F(SchedulerTest, UnhealthyRunnerIsReplaced) {
   EXPECT_EQ(w_.live.load(), 1);
 }
 
+TEST_F(SchedulerTest, ReportsLoadsEvictionsAndDeadRunners) {
+  auto s = make({.max_loaded_models = 1});
+  ASSERT_TRUE(get(*s, "a").ok());
+  ASSERT_TRUE(get(*s, "a").ok());  // reused: no event
+  ASSERT_TRUE(get(*s, "b").ok());  // a makes room
+  w_.healthy = false;
+  ASSERT_TRUE(get(*s, "b").ok());  // found dead: reloaded
+  std::lock_guard lk(w_.mu);
+  EXPECT_EQ(w_.events, (std::vector<std::string>{"loaded a:latest", "evicted a:latest", "loaded b:latest",
+                                                 "dead b:latest", "loaded b:latest"}));
+}
+
 TEST_F(SchedulerTest, MaxLoadedEvictsShortestKeepAliveFirst) {
   auto s = make({.max_loaded_models = 2});
   ASSERT_TRUE(get(*s, "a", minutes(10)).ok());
@@ -274,6 +294,7 @@ TEST_F(SchedulerTest, FullQueueAnswersBusy) {
     EXPECT_TRUE(r.ok()) << r.status().to_string();
   });
   while (!waiting) std::this_thread::yield();
+  EXPECT_EQ(s->queue_depth(), 1u);
   auto busy = get(*s, "a");
   EXPECT_EQ(busy.status().code(), Code::kUnavailable);
   EXPECT_EQ(busy.status().message(), kServerBusyMessage);
@@ -281,6 +302,7 @@ TEST_F(SchedulerTest, FullQueueAnswersBusy) {
   EXPECT_EQ(other.status().code(), Code::kUnavailable);
   held->reset();
   t.join();
+  EXPECT_EQ(s->queue_depth(), 0u);
 }
 
 TEST_F(SchedulerTest, FailedLoadFailsOnlyThatRequest) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts `paddock serve` on a free port over a temp copy of fixtures/ollama-store, runs one
-# suite against it (curl | hardening | lifecycle: server_<suite>.sh, lifecycle ends by
-# stopping the server itself; clients | embeddings | anthropic:
+# suite against it (curl | hardening | metrics | lifecycle: server_<suite>.sh, lifecycle ends
+# by stopping the server itself; clients | embeddings | anthropic:
 # <suite>.mjs with the npm clients; BASE, SERVER_PID and SERVER_LOG exported),
 # stops the server. The clients suite also gets a local docker-registry (REGISTRY=host:port)
 # for pull and push when it is installed. Exit 77 = skipped (said loudly).
@@ -47,7 +47,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 export BASE="http://127.0.0.1:$port" SERVER_PID=$server SERVER_LOG="$work/server.log"
-if [ "$suite" = curl ] || [ "$suite" = hardening ] || [ "$suite" = lifecycle ]; then
+if [ "$suite" = curl ] || [ "$suite" = hardening ] || [ "$suite" = metrics ] || [ "$suite" = lifecycle ]; then
   bash "$here/server_$suite.sh"
 else
   node "$here/$suite.mjs"
