@@ -15,6 +15,7 @@
 #include "server/cors.h"
 #include "server/duration.h"
 #include "server/http_types.h"
+#include "server/response_store.h"
 #include "server/scheduler.h"
 #include "server/requests.h"
 #include "store/store.h"
@@ -82,6 +83,10 @@ class Api {
   HttpResponse anthropic_count_tokens(const HttpRequest&, const PathParams&);
   // The tokens of a translated Messages request's prompt (loads the model).
   Result<int64_t> anthropic_prompt_tokens(const Json& native_chat, const std::function<bool()>& client_gone);
+  // OpenAI Responses routes: translate, call the native chat handler, translate back; the
+  // answers are kept in responses_ for previous_response_id and GET.
+  HttpResponse responses_create(const HttpRequest&, const PathParams&);
+  HttpResponse responses_get(const HttpRequest&, const PathParams&);
 
   // A route's handler, with exceptions turned into error responses.
   HttpResponse run_handler(Handler handler, const HttpRequest& request, const PathParams& params);
@@ -91,6 +96,7 @@ class Api {
   store::Store store_;
   Scheduler models_;
   ApiConfig config_;
+  ResponseStore responses_;
 };
 
 }  // namespace paddock::server
