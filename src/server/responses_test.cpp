@@ -164,6 +164,16 @@ TEST(ResponsesRequest, ClientErrorsNameTheField) {
             "background: background responses are not supported");
   EXPECT_EQ(error_of(R"({"model":"m","input":"x","stream":"yes"})"), "stream: expected a boolean");
   EXPECT_EQ(error_of(R"([1])"), "invalid request body: expected a JSON object");
+  // Arguments are JSON in a string, parsed here: as deep a nesting as a body may have.
+  const Json deep{
+      {"model", "m"},
+      {"input", Json::array({Json{{"type", "function_call"},
+                                  {"call_id", "c"},
+                                  {"name", "f"},
+                                  {"arguments", std::string(600, '[') + std::string(600, ']')}}})}};
+  const auto r = responses::to_native_chat(deep, Json::array(), Json::array());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "input[0].arguments: nested too deep");
 }
 
 responses::Meta meta() {
