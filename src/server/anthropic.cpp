@@ -1,7 +1,6 @@
 #include "server/anthropic.h"
 
 #include <map>
-#include <random>
 
 #include "server/api_util.h"
 #include "server/sse.h"
@@ -396,15 +395,6 @@ HttpResponse rewrap_native_error(const HttpResponse& native) {
   const Json j = Json::parse(native.body, nullptr, false);
   const bool has_message = j.is_object() && j.contains("error") && j["error"].is_string();
   return error_response(native.status, has_message ? j["error"].get<std::string>() : native.body);
-}
-
-std::string random_id(const std::string& prefix) {
-  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  thread_local std::mt19937 rng{std::random_device{}()};
-  std::uniform_int_distribution<int> pick(0, 61);
-  std::string id = prefix;
-  for (int i = 0; i < 24; ++i) id += kAlphabet[pick(rng)];
-  return id;
 }
 
 }  // namespace paddock::server::anthropic

@@ -52,7 +52,4 @@ HttpResponse error_response(int status, const std::string& message);
 // A native {"error": "..."} response in Anthropic's shape, with its status.
 HttpResponse rewrap_native_error(const HttpResponse& native);
 
-// "msg_" / "toolu_" + 24 random base-62 characters.
-std::string random_id(const std::string& prefix);
-
 }  // namespace paddock::server::anthropic

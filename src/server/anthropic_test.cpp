@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "server/api.h"
+#include "server/api_util.h"
 #include "server/fake_runner_test.h"
 #include "server/tool_choice.h"
 
@@ -206,8 +207,8 @@ TEST(AnthropicResponse, ErrorShape) {
   const HttpResponse r = anthropic::rewrap_native_error(native);
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(Json::parse(r.body)["error"]["message"], "model \"x\" not found, try pulling it first");
-  EXPECT_EQ(anthropic::random_id("msg_").size(), 28u);
-  EXPECT_NE(anthropic::random_id("msg_"), anthropic::random_id("msg_"));
+  EXPECT_EQ(random_id("msg_").size(), 28u);
+  EXPECT_NE(random_id("msg_"), random_id("msg_"));
 }
 
 TEST(ToolChoice, ForcedFormatOnlyForBareJsonCalls) {

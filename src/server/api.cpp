@@ -76,9 +76,11 @@ struct RouteTable {
       Route{"GET", "/v1/models/:model", &Api::oai_model},
       Route{"POST", "/v1/messages", &Api::anthropic_messages},
       Route{"POST", "/v1/messages/count_tokens", &Api::anthropic_count_tokens},
+      Route{"POST", "/v1/responses", &Api::responses_create},
+      Route{"GET", "/v1/responses/:id", &Api::responses_get},
   };
 };
-static_assert(RouteTable::kRoutes.size() == 29, "one row per route; update docs/api.md with the table");
+static_assert(RouteTable::kRoutes.size() == 31, "one row per route; update docs/api.md with the table");
 
 namespace {
 

@@ -18,6 +18,7 @@
 #include "server/http_types.h"
 #include "server/metrics.h"
 #include "server/requests.h"
+#include "server/response_store.h"
 #include "server/scheduler.h"
 #include "store/store.h"
 
@@ -92,6 +93,10 @@ class Api {
   HttpResponse anthropic_count_tokens(const HttpRequest&, const PathParams&);
   // The tokens of a translated Messages request's prompt (loads the model).
   Result<int64_t> anthropic_prompt_tokens(const Json& native_chat, const std::function<bool()>& client_gone);
+  // OpenAI Responses routes: translate, call the native chat handler, translate back; the
+  // answers are kept in responses_ for previous_response_id and GET.
+  HttpResponse responses_create(const HttpRequest&, const PathParams&);
+  HttpResponse responses_get(const HttpRequest&, const PathParams&);
 
   // handle() without the metrics.
   HttpResponse respond(HttpRequest request);
@@ -107,6 +112,7 @@ class Api {
   ApiConfig config_;
   std::atomic<bool> draining_{false};
   std::atomic<int64_t> in_flight_{0};
+  ResponseStore responses_;
 };
 
 }  // namespace paddock::server

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <random>
 
 namespace paddock::server {
 
@@ -67,6 +68,12 @@ HttpResponse openai_error_response(int status, const std::string& message) {
                                                    {"code", nullptr}}}});
 }
 
+HttpResponse openai_rewrap_native_error(const HttpResponse& native) {
+  const Json j = Json::parse(native.body, nullptr, false);
+  const bool has_message = j.is_object() && j.contains("error") && j["error"].is_string();
+  return openai_error_response(native.status, has_message ? j["error"].get<std::string>() : native.body);
+}
+
 int http_status(const Status& s) {
   switch (s.code()) {
     case Code::kOk: return 200;
@@ -108,6 +115,24 @@ std::string now_rfc3339() { return rfc3339_nano(std::chrono::system_clock::now()
 
 int64_t ns_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Result<Json> think_for_effort(const std::string& effort) {
+  if (effort == "none") return Json(false);
+  if (effort == "minimal") return Json("low");
+  if (effort == "low" || effort == "medium" || effort == "high" || effort == "max") return Json(effort);
+  if (effort == "xhigh" || effort == "ultra") return Json("max");
+  return invalid_argument("invalid reasoning value: '" + effort +
+                          "' (must be \"none\", \"minimal\", \"low\", \"medium\", \"high\", or \"max\")");
+}
+
+std::string random_id(const std::string& prefix) {
+  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> pick(0, 61);
+  std::string id = prefix;
+  for (int i = 0; i < 24; ++i) id += kAlphabet[pick(rng)];
+  return id;
 }
 
 }  // namespace paddock::server

@@ -37,6 +37,8 @@ HttpResponse json_response(int status, const Json& body);
 HttpResponse error_response(int status, const std::string& message);
 // OpenAI's {"error": {"message", "type", "param", "code"}}; the type follows the status.
 HttpResponse openai_error_response(int status, const std::string& message);
+// A native {"error": "..."} response in OpenAI's shape, with its status.
+HttpResponse openai_rewrap_native_error(const HttpResponse& native);
 // kInvalidArgument -> 400, kNotFound -> 404, kCancelled -> 499, kUnavailable -> 503, else 500.
 int http_status(const Status& s);
 HttpResponse error_response(const Status& s);
@@ -45,6 +47,13 @@ HttpResponse error_response(const Status& s);
 std::string rfc3339_nano(std::chrono::system_clock::time_point t);
 std::string now_rfc3339();
 int64_t ns_since(std::chrono::steady_clock::time_point t0);
+
+// OpenAI's `reasoning.effort` / `reasoning_effort` as the native `think` value: "none" -> false,
+// "minimal" -> "low", "xhigh" -> "max"; anything unknown is the client's error.
+Result<Json> think_for_effort(const std::string& effort);
+
+// `prefix` + 24 random base-62 characters ("msg_...", "resp_...").
+std::string random_id(const std::string& prefix);
 
 inline constexpr const char* kNdjson = "application/x-ndjson";
 

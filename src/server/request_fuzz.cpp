@@ -1,7 +1,7 @@
 // Fuzzes the request-body decoding of every route: JSON parsing, the typed readers, options
-// conversion, keep_alive durations and the Anthropic Messages translation. No network, no
-// models: properties are "no crash, no sanitizer report, and a decoded request obeys its own
-// invariants".
+// conversion, keep_alive durations and the Anthropic Messages and OpenAI Responses
+// translations. No network, no models: properties are "no crash, no sanitizer report, and a
+// decoded request obeys its own invariants".
 // Depth and size are hard to reach byte by byte, so a first byte of 0x01 nests the rest
 // inside `format` under up to 262140 levels of brackets (the next two bytes times 4), and
 // 0x02 repeats the rest to 256 KiB; any other input is the body as it is. Then: a body that
@@ -21,6 +21,7 @@
 #include "server/duration.h"
 #include "server/options.h"
 #include "server/requests.h"
+#include "server/responses.h"
 
 namespace {
 
@@ -94,6 +95,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_error(c);
     if (c.ok()) PADDOCK_CHECK(!c->messages.empty() && !c->model.empty());
   }
+  // OpenAI Responses: the same, with the body's input as a previous response's output too.
+  auto r =
+      responses::to_native_chat(j, Json::array(), j.is_object() ? j.value("input", Json::array()) : Json());
+  check_error(r);
+  if (r.ok()) {
+    auto c = parse_chat(r->native);
+    check_error(c);
+    if (c.ok()) PADDOCK_CHECK(!c->messages.empty() && !c->model.empty());
+  }
+  check_error(responses::previous_response_id(j));
   check_error(parse_embed(j));
   check_error(parse_embeddings(j));
   check_error(parse_model_request(j));

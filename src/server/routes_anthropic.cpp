@@ -46,7 +46,7 @@ HttpResponse Api::anthropic_messages(const HttpRequest& http, const PathParams& 
   inner.body = native->dump();
   HttpResponse r = chat(inner, params);
   if (r.status != 200) return anthropic::rewrap_native_error(r);
-  const std::string id = anthropic::random_id("msg_");
+  const std::string id = random_id("msg_");
   const std::string model = (*native)["model"].get<std::string>();
   if (!(*native)["stream"].get<bool>()) {
     return json_response(200, anthropic::message_from_native(Json::parse(r.body), id, model, *input_tokens));

@@ -17,15 +17,6 @@ namespace paddock::server {
 
 namespace {
 
-// A native error response re-wrapped as an OpenAI error.
-HttpResponse rewrap_error(const HttpResponse& native) {
-  auto j = Json::parse(native.body, nullptr, false);
-  const std::string msg = j.is_object() && j.contains("error") && j["error"].is_string()
-                              ? j["error"].get<std::string>()
-                              : native.body;
-  return openai_error_response(native.status, msg);
-}
-
 std::string make_id(const char* prefix) {
   static std::atomic<unsigned> counter{0};
   return std::string(prefix) +
@@ -171,18 +162,7 @@ Result<Json> translate_chat(const Json& in) {
     effort = in["reasoning"]["effort"];
   }
   if (!effort.empty()) {
-    if (effort == "none") {
-      native["think"] = false;
-    } else if (effort == "minimal") {
-      native["think"] = "low";
-    } else if (effort == "low" || effort == "medium" || effort == "high" || effort == "max") {
-      native["think"] = effort;
-    } else if (effort == "xhigh" || effort == "ultra") {
-      native["think"] = "max";
-    } else {
-      return invalid_argument("invalid reasoning value: '" + effort +
-                              "' (must be \"none\", \"minimal\", \"low\", \"medium\", \"high\", or \"max\")");
-    }
+    PADDOCK_ASSIGN(native["think"], think_for_effort(effort));
   }
   if (in.contains("logprobs") && in["logprobs"].is_boolean()) native["logprobs"] = in["logprobs"];
   if (in.contains("top_logprobs") && in["top_logprobs"].is_number_integer())
@@ -252,7 +232,7 @@ HttpResponse Api::oai_chat(const HttpRequest& http, const PathParams& params) {
   inner.body = native->dump();
   inner.report_cached_tokens = true;
   HttpResponse r = chat(inner, params);
-  if (r.status != 200) return rewrap_error(r);
+  if (r.status != 200) return openai_rewrap_native_error(r);
   const std::string id = make_id("chatcmpl-");
   const std::string model = (*native)["model"].is_string() ? (*native)["model"].get<std::string>() : "";
   const int64_t created = std::time(nullptr);
@@ -348,7 +328,7 @@ HttpResponse Api::oai_completions(const HttpRequest& http, const PathParams& par
   inner.body = native.dump();
   inner.report_cached_tokens = true;
   HttpResponse r = generate(inner, params);
-  if (r.status != 200) return rewrap_error(r);
+  if (r.status != 200) return openai_rewrap_native_error(r);
   const std::string id = make_id("cmpl-");
   const std::string model = native.value("model", "");
   const int64_t created = std::time(nullptr);
@@ -404,7 +384,7 @@ HttpResponse Api::oai_embeddings(const HttpRequest& http, const PathParams& para
   HttpRequest inner = http;
   inner.body = native.dump();
   HttpResponse r = embed(inner, params);
-  if (r.status != 200) return rewrap_error(r);
+  if (r.status != 200) return openai_rewrap_native_error(r);
   const Json n = Json::parse(r.body, nullptr, false);
   Json data = Json::array();
   int index = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts `paddock serve` on a free port over a temp copy of fixtures/ollama-store, runs one
 # suite against it (curl | hardening | metrics | lifecycle: server_<suite>.sh, lifecycle ends
-# by stopping the server itself; clients | embeddings | anthropic:
+# by stopping the server itself; clients | embeddings | anthropic | responses:
 # <suite>.mjs with the npm clients; BASE, SERVER_PID and SERVER_LOG exported),
 # stops the server. The clients suite also gets a local docker-registry (REGISTRY=host:port)
 # for pull and push when it is installed. Exit 77 = skipped (said loudly).
@@ -20,6 +20,10 @@ if { [ "$suite" = clients ] || [ "$suite" = embeddings ]; } && [ ! -d "$here/nod
 fi
 if [ "$suite" = anthropic ] && [ ! -d "$here/node_modules/@anthropic-ai/sdk" ]; then
   echo "SKIPPED: @anthropic-ai/sdk not installed (run npm install in tests/integration)" >&2
+  exit 77
+fi
+if [ "$suite" = responses ] && [ ! -d "$here/node_modules/openai" ]; then
+  echo "SKIPPED: openai not installed (run npm install in tests/integration)" >&2
   exit 77
 fi
 
@@ -60,5 +64,6 @@ for _ in $(seq 50); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$server" 2>/dev/null; then echo "FAIL: server did not stop on SIGTERM" >&2; exit 1; fi
 logged='GET */api/tags"$'
 [ "$suite" = anthropic ] && logged='POST */v1/messages"$'
+[ "$suite" = responses ] && logged='POST */v1/responses"$'
 grep -q "$logged" "$work/server.log" || { echo "FAIL: no request log line" >&2; cat "$work/server.log"; exit 1; }
 exit $status
