@@ -276,9 +276,10 @@ TEST(ContextShift, ReRotatedKeysEqualFreshKeys) {
 
 TEST(ContextShift, LongGenerationRunsThroughShifts) {
   PADDOCK_REQUIRE_FIXTURES();
-  // Small enough for a unit test under sanitizers (16 shifts); the 4096-token run with
-  // n_ctx 512 is the golden test eval_context_shift (tests/golden/eval_parallel.cmake).
-  const auto m = load("stories260K.gguf", {.num_ctx = 64, .num_thread = 1}, BackendKind::kCpu);
+  // Small enough for a unit test under sanitizers (16 shifts; 1024 tokens is within the
+  // 10 x num_ctx bound); the 4096-token run with n_ctx 512 is the golden test
+  // eval_context_shift (tests/golden/eval_parallel.cmake).
+  const auto m = load("stories260K.gguf", {.num_ctx = 128, .num_thread = 1}, BackendKind::kCpu);
   ASSERT_TRUE(m);
   CompletionParams p;
   p.prompt = "Once upon a time";
@@ -298,7 +299,7 @@ TEST(ContextShift, LongGenerationRunsThroughShifts) {
   ASSERT_TRUE(st.ok()) << st.status().to_string();
   EXPECT_EQ(st->eval_count, 1024);
   EXPECT_EQ(st->done_reason, "length");
-  EXPECT_LE(kv->used(), 64);
+  EXPECT_LE(kv->used(), 128);
   EXPECT_GT(bytes, 1024);
 }
 

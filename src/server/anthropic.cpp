@@ -9,15 +9,6 @@ namespace paddock::server::anthropic {
 
 namespace {
 
-Status field_error(const std::string& field, const std::string& what) {
-  return invalid_argument(field + ": " + what);
-}
-
-const Json* find(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  return it == j.end() || it->is_null() ? nullptr : &*it;
-}
-
 // Text of a `system` or tool_result `content`: a string, or an array of text blocks.
 Result<std::string> text_of(const Json& v, const std::string& field) {
   if (v.is_string()) return v.get<std::string>();
@@ -43,12 +34,12 @@ Result<std::string> text_of(const Json& v, const std::string& field) {
 Status add_message(const Json& m, const std::string& at, std::map<std::string, std::string>* tool_names,
                    Json* out) {
   if (!m.is_object()) return field_error(at, "expected an object");
-  const Json* role_field = find(m, "role");
+  const Json* role_field = field(m, "role");
   if (!role_field || !role_field->is_string()) return field_error(at + ".role", "Field required");
   const std::string role = role_field->get<std::string>();
   if (role != "user" && role != "assistant")
     return field_error(at + ".role", "must be \"user\" or \"assistant\", not " + json_excerpt(*role_field));
-  const Json* content = find(m, "content");
+  const Json* content = field(m, "content");
   if (!content) return field_error(at + ".content", "Field required");
   if (content->is_string()) {
     out->push_back(Json{{"role", role}, {"content", *content}});
@@ -78,13 +69,13 @@ Status add_message(const Json& m, const std::string& at, std::map<std::string, s
     } else if (type == "image" || type == "document") {
       return field_error(bat, type + " content is not supported yet: send text");
     } else if (type == "thinking" && role == "assistant") {
-      if (const Json* t = find(b, "thinking"); t && t->is_string()) thinking += t->get<std::string>();
+      if (const Json* t = field(b, "thinking"); t && t->is_string()) thinking += t->get<std::string>();
     } else if (type == "redacted_thinking" && role == "assistant") {
       // Encrypted by another provider: nothing a local model can read.
     } else if (type == "tool_use" && role == "assistant") {
-      const Json* id = find(b, "id");
-      const Json* name = find(b, "name");
-      const Json* input = find(b, "input");
+      const Json* id = field(b, "id");
+      const Json* name = field(b, "name");
+      const Json* input = field(b, "input");
       if (!id || !id->is_string()) return field_error(bat + ".id", "expected a string");
       if (!name || !name->is_string()) return field_error(bat + ".name", "expected a string");
       if (input && !input->is_object()) return field_error(bat + ".input", "expected an object");
@@ -92,10 +83,10 @@ Status add_message(const Json& m, const std::string& at, std::map<std::string, s
       calls.push_back(Json{
           {"id", *id}, {"function", Json{{"name", *name}, {"arguments", input ? *input : Json::object()}}}});
     } else if (type == "tool_result" && role == "user") {
-      const Json* id = find(b, "tool_use_id");
+      const Json* id = field(b, "tool_use_id");
       if (!id || !id->is_string()) return field_error(bat + ".tool_use_id", "expected a string");
       std::string result;
-      if (const Json* c = find(b, "content")) {
+      if (const Json* c = field(b, "content")) {
         PADDOCK_ASSIGN(result, text_of(*c, bat + ".content"));
       }
       flush_text();
@@ -127,16 +118,16 @@ Result<Json> translate_tools(const Json& tools) {
     const Json& t = tools[i];
     const std::string at = "tools." + std::to_string(i);
     if (!t.is_object()) return field_error(at, "expected an object");
-    const Json* type = find(t, "type");
+    const Json* type = field(t, "type");
     if (type && (!type->is_string() || type->get<std::string>() != "custom"))
       return field_error(
           at + ".type", "only custom tools (with an input_schema) are supported, not " + json_excerpt(*type));
-    const Json* name = find(t, "name");
+    const Json* name = field(t, "name");
     if (!name || !name->is_string() || name->get<std::string>().empty())
       return field_error(at + ".name", "Field required");
-    const Json* schema = find(t, "input_schema");
+    const Json* schema = field(t, "input_schema");
     if (!schema || !schema->is_object()) return field_error(at + ".input_schema", "expected an object");
-    const Json* description = find(t, "description");
+    const Json* description = field(t, "description");
     if (description && !description->is_string())
       return field_error(at + ".description", "expected a string");
     out.push_back(Json{{"type", "function"},
@@ -155,7 +146,7 @@ Result<Json> translate_tool_choice(const Json& choice) {
   if (type == "none") return Json("none");
   if (type == "any") return Json("required");
   if (type == "tool") {
-    const Json* name = find(choice, "name");
+    const Json* name = field(choice, "name");
     if (!name || !name->is_string()) return field_error("tool_choice.name", "Field required");
     return Json{{"type", "function"}, {"function", Json{{"name", *name}}}};
   }
@@ -171,14 +162,14 @@ Result<Json> translate_thinking(const Json& thinking) {
   if (type != "enabled")
     return field_error("thinking.type",
                        "must be \"enabled\" or \"disabled\", not " + json_excerpt(thinking["type"]));
-  const Json* budget = find(thinking, "budget_tokens");
+  const Json* budget = field(thinking, "budget_tokens");
   if (!budget || !budget->is_number_integer() || budget->get<int64_t>() < 1)
     return field_error("thinking.budget_tokens", "expected a positive integer");
   return Json(true);
 }
 
 Status number_option(const Json& body, const char* key, const char* native_key, Json* options) {
-  const Json* v = find(body, key);
+  const Json* v = field(body, key);
   if (!v) return Status::ok();
   if (!v->is_number()) return field_error(key, "expected a number");
   (*options)[native_key] = *v;
@@ -208,12 +199,12 @@ Json usage(const Json& native, int64_t input_tokens) {
 Result<Json> to_native_chat(const Json& body, bool count_only) {
   if (!body.is_object()) return invalid_argument("invalid request body: expected a JSON object");
   Json native = Json::object();
-  const Json* model = find(body, "model");
+  const Json* model = field(body, "model");
   if (!model || !model->is_string() || model->get<std::string>().empty())
     return field_error("model", "Field required");
   native["model"] = *model;
   Json options = Json::object();
-  if (const Json* max_tokens = find(body, "max_tokens")) {
+  if (const Json* max_tokens = field(body, "max_tokens")) {
     if (!max_tokens->is_number_integer() || max_tokens->get<int64_t>() < 1)
       return field_error("max_tokens", "expected an integer of at least 1");
     options["num_predict"] = *max_tokens;
@@ -222,11 +213,11 @@ Result<Json> to_native_chat(const Json& body, bool count_only) {
   }
   PADDOCK_TRY(number_option(body, "temperature", "temperature", &options));
   PADDOCK_TRY(number_option(body, "top_p", "top_p", &options));
-  if (const Json* top_k = find(body, "top_k")) {
+  if (const Json* top_k = field(body, "top_k")) {
     if (!top_k->is_number_integer()) return field_error("top_k", "expected an integer");
     options["top_k"] = *top_k;
   }
-  if (const Json* stops = find(body, "stop_sequences")) {
+  if (const Json* stops = field(body, "stop_sequences")) {
     if (!stops->is_array()) return field_error("stop_sequences", "expected an array of strings");
     for (const Json& s : *stops) {
       if (!s.is_string()) return field_error("stop_sequences", "expected an array of strings");
@@ -234,16 +225,16 @@ Result<Json> to_native_chat(const Json& body, bool count_only) {
     if (!stops->empty()) options["stop"] = *stops;
   }
   native["options"] = options;
-  const Json* stream = find(body, "stream");
+  const Json* stream = field(body, "stream");
   if (stream && !stream->is_boolean()) return field_error("stream", "expected a boolean");
   native["stream"] = stream && stream->get<bool>();
 
   Json messages = Json::array();
-  if (const Json* system = find(body, "system")) {
+  if (const Json* system = field(body, "system")) {
     PADDOCK_ASSIGN(std::string text, text_of(*system, "system"));
     if (!text.empty()) messages.push_back(Json{{"role", "system"}, {"content", text}});
   }
-  const Json* in = find(body, "messages");
+  const Json* in = field(body, "messages");
   if (!in) return field_error("messages", "Field required");
   if (!in->is_array() || in->empty()) return field_error("messages", "expected a non-empty array");
   std::map<std::string, std::string> tool_names;  // tool_use id -> tool name, for the results
@@ -252,14 +243,14 @@ Result<Json> to_native_chat(const Json& body, bool count_only) {
   }
   native["messages"] = std::move(messages);
 
-  if (const Json* tools = find(body, "tools")) {
+  if (const Json* tools = field(body, "tools")) {
     PADDOCK_ASSIGN(Json t, translate_tools(*tools));
     if (!t.empty()) native["tools"] = std::move(t);
   }
-  if (const Json* choice = find(body, "tool_choice")) {
+  if (const Json* choice = field(body, "tool_choice")) {
     PADDOCK_ASSIGN(native["tool_choice"], translate_tool_choice(*choice));
   }
-  if (const Json* thinking = find(body, "thinking")) {
+  if (const Json* thinking = field(body, "thinking")) {
     PADDOCK_ASSIGN(native["think"], translate_thinking(*thinking));
   }
   return native;

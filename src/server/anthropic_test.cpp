@@ -256,17 +256,6 @@ class AnthropicApiTest : public ::testing::Test {
   HttpResponse post(const std::string& path, const std::string& body) {
     return api_.handle(HttpRequest{.method = "POST", .path = path, .body = body});
   }
-  static std::string drain(const HttpResponse& r) {
-    std::string out;
-    EXPECT_TRUE(r.stream) << r.body;
-    if (r.stream) {
-      r.stream([&](std::string_view s) {
-        out.append(s);
-        return true;
-      });
-    }
-    return out;
-  }
 
   FakeStore store_;
   std::shared_ptr<Script> script_;
@@ -304,7 +293,7 @@ TEST_F(AnthropicApiTest, StreamedEvents) {
       "messages":[{"role":"user","content":"hi"}]})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.content_type, "text/event-stream");
-  const auto events = parse_sse(drain(r));
+  const auto events = parse_sse(testing::drain(r));
   EXPECT_EQ(names(events),
             (std::vector<std::string>{
                 "message_start", "ping", "content_block_start:thinking", "content_block_delta:thinking_delta",

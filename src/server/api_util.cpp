@@ -6,6 +6,15 @@
 
 namespace paddock::server {
 
+const Json* field(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+Status field_error(const std::string& field, const std::string& what) {
+  return invalid_argument(field + ": " + what);
+}
+
 HttpResponse json_response(int status, const Json& body) {
   HttpResponse r;
   r.status = status;

@@ -33,6 +33,10 @@ inline constexpr size_t kMaxErrorBytes = 512;
 std::string public_message(std::string_view message);
 
 HttpResponse json_response(int status, const Json& body);
+// For the translated APIs (Anthropic, Responses): j[key] unless it is missing or null, and
+// the 400 that names a bad field ("messages[2].content: expected a string").
+const Json* field(const Json& j, const char* key);
+Status field_error(const std::string& field, const std::string& what);
 // Ollama's {"error": "..."}.
 HttpResponse error_response(int status, const std::string& message);
 // OpenAI's {"error": {"message", "type", "param", "code"}}; the type follows the status.

@@ -1,5 +1,6 @@
 // Test doubles for the server: a scripted Runner (fixed output pieces, recorded requests,
-// optional per-piece hook) and a temp model store holding one tiny model.
+// optional per-piece hook), a temp model store holding one tiny model, and drain() to read a
+// streamed response whole.
 //   FakeStore fs; Api api(fs.open(), FakeRunner::factory(script), {});
 #pragma once
 
@@ -10,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "runner/runner.h"
+#include "server/http_types.h"
 #include "store/store.h"
 
 namespace paddock::server::testing {
@@ -115,5 +119,18 @@ class FakeStore {
  private:
   std::string root_;
 };
+
+// Everything a streamed response writes, read to its end.
+inline std::string drain(const HttpResponse& r) {
+  std::string out;
+  EXPECT_TRUE(r.stream) << r.body;
+  if (r.stream) {
+    r.stream([&](std::string_view s) {
+      out.append(s);
+      return true;
+    });
+  }
+  return out;
+}
 
 }  // namespace paddock::server::testing

@@ -10,18 +10,9 @@ namespace paddock::server::responses {
 
 namespace {
 
-Status field_error(const std::string& field, const std::string& what) {
-  return invalid_argument(field + ": " + what);
-}
-
-const Json* find(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  return it == j.end() || it->is_null() ? nullptr : &*it;
-}
-
 // `at`: where `j` is ("" for the body).
 Result<std::string> required_string(const Json& j, const char* key, const std::string& at) {
-  const Json* v = find(j, key);
+  const Json* v = field(j, key);
   if (!v || !v->is_string()) return field_error(at.empty() ? key : at + "." + key, "expected a string");
   return v->get<std::string>();
 }
@@ -61,7 +52,7 @@ class MessageBuilder {
  private:
   Status add_item(const Json& item, const std::string& at) {
     if (!item.is_object()) return field_error(at, "expected an object");
-    const Json* type = find(item, "type");
+    const Json* type = field(item, "type");
     if (type && !type->is_string()) return field_error(at + ".type", "expected a string");
     // An "easy" input message has a role and no type.
     const std::string t = type ? type->get<std::string>() : "message";
@@ -81,7 +72,7 @@ class MessageBuilder {
     if (role != "user" && role != "assistant" && role != "system")
       return field_error(at + ".role", "must be \"user\", \"assistant\", \"system\" or \"developer\", not " +
                                            json_excerpt(item["role"]));
-    const Json* content = find(item, "content");
+    const Json* content = field(item, "content");
     if (!content) return field_error(at + ".content", "expected a string or an array of content parts");
     std::string text;
     Json images = Json::array();
@@ -115,7 +106,7 @@ class MessageBuilder {
       PADDOCK_ASSIGN(const std::string t, required_string(part, "refusal", at));
       *text += t;
     } else if (type == "input_image") {
-      const Json* url = find(part, "image_url");
+      const Json* url = field(part, "image_url");
       const std::string u = url && url->is_string() ? url->get<std::string>() : "";
       const size_t comma = u.find(";base64,");
       if (u.rfind("data:", 0) != 0 || comma == std::string::npos)
@@ -144,7 +135,7 @@ class MessageBuilder {
 
   Status add_function_output(const Json& item, const std::string& at) {
     PADDOCK_ASSIGN(const std::string call_id, required_string(item, "call_id", at));
-    const Json* output = find(item, "output");
+    const Json* output = field(item, "output");
     std::string text;
     if (output && output->is_string()) {
       text = output->get<std::string>();
@@ -167,7 +158,7 @@ class MessageBuilder {
   Status add_reasoning(const Json& item, const std::string& at) {
     std::string text;
     for (const char* key : {"content", "summary"}) {
-      const Json* parts = find(item, key);
+      const Json* parts = field(item, key);
       if (!parts || !text.empty()) continue;
       if (!parts->is_array()) return field_error(at + "." + key, "expected an array");
       for (const Json& p : *parts) {
@@ -205,10 +196,10 @@ Result<Json> translate_tools(const Json& tools) {
       return field_error(at + ".type", "only function tools are supported, not " + json_excerpt(t["type"]));
     PADDOCK_ASSIGN(const std::string name, required_string(t, "name", at));
     if (name.empty()) return field_error(at + ".name", "expected a non-empty string");
-    const Json* description = find(t, "description");
+    const Json* description = field(t, "description");
     if (description && !description->is_string())
       return field_error(at + ".description", "expected a string");
-    const Json* parameters = find(t, "parameters");
+    const Json* parameters = field(t, "parameters");
     if (parameters && !parameters->is_object()) return field_error(at + ".parameters", "expected an object");
     out.push_back(Json{{"type", "function"},
                        {"function", Json{{"name", name},
@@ -237,7 +228,7 @@ Result<Json> translate_tool_choice(const Json& choice) {
 // text.format -> the native `format`: null for plain text.
 Result<Json> translate_text_format(const Json& text) {
   if (!text.is_object()) return field_error("text", "expected an object");
-  const Json* format = find(text, "format");
+  const Json* format = field(text, "format");
   if (!format) return Json();
   if (!format->is_object()) return field_error("text.format", "expected an object");
   PADDOCK_ASSIGN(const std::string type, required_string(*format, "type", "text.format"));
@@ -246,7 +237,7 @@ Result<Json> translate_text_format(const Json& text) {
   if (type != "json_schema")
     return field_error("text.format.type", "must be \"text\", \"json_object\" or \"json_schema\", not " +
                                                json_excerpt((*format)["type"]));
-  const Json* schema = find(*format, "schema");
+  const Json* schema = field(*format, "schema");
   if (!schema || !schema->is_object())
     return field_error("text.format.schema", "expected a JSON Schema object");
   return *schema;
@@ -254,7 +245,7 @@ Result<Json> translate_text_format(const Json& text) {
 
 Result<Json> translate_reasoning(const Json& reasoning) {
   if (!reasoning.is_object()) return field_error("reasoning", "expected an object");
-  const Json* effort = find(reasoning, "effort");
+  const Json* effort = field(reasoning, "effort");
   if (!effort) return Json();
   if (!effort->is_string()) return field_error("reasoning.effort", "expected a string");
   return think_for_effort(effort->get<std::string>());
@@ -262,21 +253,21 @@ Result<Json> translate_reasoning(const Json& reasoning) {
 
 // A sampling number: the request's, else OpenAI's default of 1.
 Result<Json> number_or_one(const Json& body, const char* key) {
-  const Json* v = find(body, key);
+  const Json* v = field(body, key);
   if (!v) return Json(1.0);
   if (!v->is_number()) return field_error(key, "expected a number");
   return *v;
 }
 
 Result<bool> optional_bool(const Json& body, const char* key, bool fallback) {
-  const Json* v = find(body, key);
+  const Json* v = field(body, key);
   if (!v) return fallback;
   if (!v->is_boolean()) return field_error(key, "expected a boolean");
   return v->get<bool>();
 }
 
 Json value_or(const Json& body, const char* key, Json fallback) {
-  const Json* v = find(body, key);
+  const Json* v = field(body, key);
   return v ? *v : fallback;
 }
 
@@ -295,7 +286,7 @@ Json usage(const Json& native) {
 
 Result<std::string> previous_response_id(const Json& body) {
   if (!body.is_object()) return std::string();
-  const Json* id = find(body, "previous_response_id");
+  const Json* id = field(body, "previous_response_id");
   if (!id) return std::string();
   if (!id->is_string() || id->get<std::string>().empty())
     return field_error("previous_response_id", "expected a non-empty string");
@@ -307,7 +298,7 @@ namespace {
 // max_output_tokens, temperature, top_p -> native options.
 Result<Json> sampling_options(const Json& body) {
   Json options = Json::object();
-  if (const Json* max_tokens = find(body, "max_output_tokens")) {
+  if (const Json* max_tokens = field(body, "max_output_tokens")) {
     if (!max_tokens->is_number_integer() || max_tokens->get<int64_t>() < 1)
       return field_error("max_output_tokens", "expected an integer of at least 1");
     options["num_predict"] = *max_tokens;
@@ -319,18 +310,18 @@ Result<Json> sampling_options(const Json& body) {
 
 // tools, tool_choice, text.format, reasoning.effort -> their native fields in `native`.
 Status add_native_fields(const Json& body, Json* native) {
-  if (const Json* tools = find(body, "tools")) {
+  if (const Json* tools = field(body, "tools")) {
     PADDOCK_ASSIGN(Json t, translate_tools(*tools));
     if (!t.empty()) (*native)["tools"] = std::move(t);
   }
-  if (const Json* choice = find(body, "tool_choice")) {
+  if (const Json* choice = field(body, "tool_choice")) {
     PADDOCK_ASSIGN((*native)["tool_choice"], translate_tool_choice(*choice));
   }
-  if (const Json* text = find(body, "text")) {
+  if (const Json* text = field(body, "text")) {
     PADDOCK_ASSIGN(Json format, translate_text_format(*text));
     if (!format.is_null()) (*native)["format"] = std::move(format);
   }
-  if (const Json* reasoning = find(body, "reasoning")) {
+  if (const Json* reasoning = field(body, "reasoning")) {
     PADDOCK_ASSIGN(Json think, translate_reasoning(*reasoning));
     if (!think.is_null()) (*native)["think"] = std::move(think);
   }
@@ -339,8 +330,8 @@ Status add_native_fields(const Json& body, Json* native) {
 
 // The request fields a response object repeats, with OpenAI's defaults; `body` is valid.
 Json echo_fields(const Json& body, bool store, const Json& options) {
-  const Json* reasoning = find(body, "reasoning");
-  const Json* text = find(body, "text");
+  const Json* reasoning = field(body, "reasoning");
+  const Json* text = field(body, "text");
   const Json plain{{"type", "text"}};
   return Json{{"instructions", value_or(body, "instructions", nullptr)},
               {"max_output_tokens", value_or(body, "max_output_tokens", nullptr)},
@@ -365,7 +356,7 @@ Result<Request> to_native_chat(const Json& body, const Json& history, const Json
   if (!body.is_object()) return invalid_argument("invalid request body: expected a JSON object");
   PADDOCK_ASSIGN(const std::string model, required_string(body, "model", ""));
   if (model.empty()) return field_error("model", "expected a non-empty string");
-  if (find(body, "background") && body["background"] == true)
+  if (field(body, "background") && body["background"] == true)
     return field_error("background", "background responses are not supported");
   Request req;
   PADDOCK_ASSIGN(req.store, optional_bool(body, "store", true));
@@ -375,14 +366,14 @@ Result<Request> to_native_chat(const Json& body, const Json& history, const Json
   req.messages = history;
   MessageBuilder builder(&req.messages);
   PADDOCK_TRY(builder.add_input(previous_output, "previous_response.output"));
-  const Json* input = find(body, "input");
+  const Json* input = field(body, "input");
   if (!input) return field_error("input", "expected a string or an array of items");
   PADDOCK_TRY(builder.add_input(*input, "input"));
   if (req.messages.empty()) return field_error("input", "expected at least one item");
   builder.name_tool_results();
 
   Json messages = Json::array();
-  const Json* instructions = find(body, "instructions");
+  const Json* instructions = field(body, "instructions");
   if (instructions && !instructions->is_string()) return field_error("instructions", "expected a string");
   if (instructions && !instructions->get<std::string>().empty())
     messages.push_back(Json{{"role", "system"}, {"content", *instructions}});

@@ -358,17 +358,6 @@ class ResponsesApiTest : public ::testing::Test {
   HttpResponse call(const std::string& method, const std::string& path, const std::string& body = "") {
     return api_.handle(HttpRequest{.method = method, .path = path, .body = body});
   }
-  static std::string drain(const HttpResponse& r) {
-    std::string out;
-    EXPECT_TRUE(r.stream) << r.body;
-    if (r.stream) {
-      r.stream([&](std::string_view s) {
-        out.append(s);
-        return true;
-      });
-    }
-    return out;
-  }
   static std::string error_type(const HttpResponse& r) {
     const Json j = Json::parse(r.body);
     EXPECT_TRUE(j["error"].contains("message") && j["error"].contains("param")) << r.body;
@@ -441,7 +430,7 @@ TEST_F(ResponsesApiTest, StreamedEventsAndTheStoredResult) {
       call("POST", "/v1/responses", R"({"model":"tiny","input":"hi","stream":true,"max_output_tokens":2})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.content_type, "text/event-stream");
-  const auto events = parse_sse(drain(r));
+  const auto events = parse_sse(testing::drain(r));
   ASSERT_GE(events.size(), 10u);
   EXPECT_EQ(events.front()["type"], "response.created");
   EXPECT_EQ(events.back()["type"], "response.incomplete");

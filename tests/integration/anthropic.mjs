@@ -4,6 +4,7 @@
 // paddock enforces with a grammar when the template's tool calls are bare JSON.
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
+import { createToolModel } from './tool_model.mjs';
 
 const base = process.env.BASE;
 const client = new Anthropic({ baseURL: base, apiKey: 'unused', maxRetries: 0 });
@@ -39,15 +40,8 @@ const long = await client.messages.countTokens({ model: 'stories:chat', system: 
 assert.ok(short.input_tokens > 0, JSON.stringify(short));
 assert.ok(long.input_tokens > short.input_tokens, `${long.input_tokens} > ${short.input_tokens}`);
 
-// Tools: a model whose template renders tools and writes calls as bare JSON.
-const template = '{{ if .Tools }}<|im_start|>system\n{{ json .Tools }}<|im_end|>\n{{ end }}' +
-  '{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}{{ if .ToolCalls }}{{ range .ToolCalls }}' +
-  '{{ json .Function }}{{ end }}{{ end }}<|im_end|>\n{{ end }}<|im_start|>assistant\n';
-const created = await fetch(`${base}/api/create`, {
-  method: 'POST',
-  body: JSON.stringify({ model: 'stories-tools', from: 'stories', template, parameters: { num_ctx: 1024 }, stream: false }),
-});
-assert.equal(created.status, 200, await created.clone().text());
+// Tools: stories-tools (tool_model.mjs).
+await createToolModel(base);
 const tools = [{
   name: 'get_weather',
   description: 'The weather in a city',

@@ -5,6 +5,7 @@
 // and text.format, which paddock enforces with a grammar (the template's calls are bare JSON).
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { createToolModel } from './tool_model.mjs';
 
 const base = process.env.BASE;
 const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'unused', maxRetries: 0 });
@@ -66,15 +67,8 @@ const follow = await client.responses.create({
 assert.equal(follow.previous_response_id, first.id);
 assert.ok(follow.usage.input_tokens > first.usage.input_tokens, 'the previous exchange is in the prompt');
 
-// Function calls: a model whose template renders tools and writes calls as bare JSON.
-const template = '{{ if .Tools }}<|im_start|>system\n{{ json .Tools }}<|im_end|>\n{{ end }}' +
-  '{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}{{ if .ToolCalls }}{{ range .ToolCalls }}' +
-  '{{ json .Function }}{{ end }}{{ end }}<|im_end|>\n{{ end }}<|im_start|>assistant\n';
-const created = await fetch(`${base}/api/create`, {
-  method: 'POST',
-  body: JSON.stringify({ model: 'stories-tools', from: 'stories', template, parameters: { num_ctx: 1024 }, stream: false }),
-});
-assert.equal(created.status, 200, await created.clone().text());
+// Function calls: stories-tools (tool_model.mjs).
+await createToolModel(base);
 const tools = [{
   type: 'function', name: 'get_weather', description: 'The weather in a city', strict: true,
   parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] } },
