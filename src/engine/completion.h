@@ -66,7 +66,7 @@ struct CompletionStats {
   int64_t prompt_eval_duration_ns = 0;
   int64_t eval_count = 0;  // tokens sampled, the EOG token included
   int64_t eval_duration_ns = 0;
-  bool truncated = false;  // the prompt did not fit and was cut (num_keep rule)
+  int64_t truncated_tokens = 0;  // prompt tokens cut because it did not fit (num_keep rule); 0 = none
 };
 
 // Runs one completion; the final held-back text (if any) is delivered to on_piece before

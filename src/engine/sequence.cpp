@@ -71,11 +71,9 @@ Result<std::unique_ptr<Sequence>> Sequence::start(const LoadedModel& model, KvCa
                                                   const CompletionParams& params, PieceFn on_piece) {
   PADDOCK_ASSIGN(std::vector<int32_t> prompt, prompt_tokens(model, params));
   const int64_t n_ctx = kv.n_ctx();
-  bool truncated = false;
-  if (static_cast<int64_t>(prompt.size()) > n_ctx) {
+  const size_t whole = prompt.size();
+  if (static_cast<int64_t>(prompt.size()) > n_ctx)
     prompt = fit_prompt(std::move(prompt), n_ctx, params.num_keep);
-    truncated = true;
-  }
   sample::SamplerParams sp = params.sampling;
   if (sp.repeat_last_n < 0) sp.repeat_last_n = static_cast<int32_t>(n_ctx);  // Ollama: -1 = num_ctx
   PADDOCK_ASSIGN(std::optional<sample::GrammarConstraint> grammar, make_grammar(model, params));
@@ -93,7 +91,7 @@ Result<std::unique_ptr<Sequence>> Sequence::start(const LoadedModel& model, KvCa
   common = static_cast<size_t>(kv.keep(static_cast<int64_t>(common)));  // 0 when a ring lost the cells
   s->evaluated_ = common;
   s->prompt_ = std::move(prompt);
-  s->stats_.truncated = truncated;
+  s->stats_.truncated_tokens = static_cast<int64_t>(whole - s->prompt_.size());
   s->stats_.prompt_eval_count = static_cast<int64_t>(s->prompt_.size());
   s->stats_.prompt_cached_count = static_cast<int64_t>(common);
   return s;

@@ -142,7 +142,7 @@ class InProcessRunner final : public Runner {
     last.prompt_eval_duration_ns = stats->prompt_eval_duration_ns;
     last.eval_count = stats->eval_count;
     last.eval_duration_ns = stats->eval_duration_ns;
-    last.truncated = stats->truncated;
+    last.truncated_tokens = stats->truncated_tokens;
     if (!on_chunk(last)) return Status(Code::kCancelled, "generation cancelled");
     return Status::ok();
   }
@@ -153,7 +153,10 @@ class InProcessRunner final : public Runner {
     for (const std::string& text : texts) {
       std::vector<int32_t> ids = tok.encode(text, /*add_special=*/true, /*parse_special=*/true);
       if (static_cast<int64_t>(ids.size()) > model_->n_ctx()) {
-        if (!truncate) return invalid_argument("the input length exceeds the context length");
+        if (!truncate) {
+          return invalid_argument(
+              context_exceeded_message(static_cast<int64_t>(ids.size()), model_->n_ctx()));
+        }
         ids = engine::truncate_input(std::move(ids), model_->n_ctx(), tok);
       }
       inputs.push_back(std::move(ids));

@@ -58,7 +58,7 @@ TEST(InProcessRunner, ChunksInOrderThenADoneChunkWithTimings) {
   EXPECT_EQ(last.eval_count, 12);
   EXPECT_GT(last.prompt_eval_duration_ns, 0);
   EXPECT_GT(last.eval_duration_ns, 0);
-  EXPECT_FALSE(last.truncated);
+  EXPECT_EQ(last.truncated_tokens, 0);
 
   // The text is what the engine generates for the same settings, in order.
   auto m = engine::LoadedModel::load(stories_path(), kRef);
@@ -85,8 +85,11 @@ TEST(InProcessRunner, APromptLongerThanTheContextIsCutAndSaysSo) {
                  return true;
                }).is_ok());
   EXPECT_TRUE(last.done);
-  EXPECT_TRUE(last.truncated);
   EXPECT_LE(last.prompt_eval_count, 32);
+  const auto tokens = r->tokenize(req.prompt);
+  ASSERT_TRUE(tokens.ok());
+  // What was evaluated and what was cut make the whole prompt (its tokens and BOS).
+  EXPECT_EQ(last.prompt_eval_count + last.truncated_tokens, static_cast<int64_t>(tokens->size()) + 1);
 }
 
 TEST(InProcessRunner, ReturningFalseCancels) {
@@ -203,7 +206,9 @@ TEST(InProcessRunner, FactsTokenizeDetokenizeEmbed) {
   for (int i = 0; i < 20; ++i) long_text += "Lily and Tom went to the park. ";
   const auto too_long = r->embed({long_text}, false);
   EXPECT_EQ(too_long.status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(too_long.status().message(), "the input length exceeds the context length");
+  const std::string& msg = too_long.status().message();  // names both lengths
+  EXPECT_TRUE(msg.starts_with("the input length (")) << msg;
+  EXPECT_TRUE(msg.ends_with(" tokens) exceeds the context length (64 tokens)")) << msg;
   const auto cut = r->embed({long_text}, true);
   ASSERT_TRUE(cut.ok()) << cut.status().to_string();
   EXPECT_EQ((*cut)[0].prompt_tokens, 64);

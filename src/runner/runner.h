@@ -58,7 +58,7 @@ struct CompletionChunk {
   int64_t prompt_eval_count = 0, prompt_eval_duration_ns = 0;  // on the last chunk: the whole prompt
   int64_t prompt_cached_count = 0;  // on the last chunk: the part of the prompt reused from the KV cache
   int64_t eval_count = 0, eval_duration_ns = 0;  // on the last chunk
-  bool truncated = false;  // on the last chunk: the prompt did not fit the context and was cut
+  int64_t truncated_tokens = 0;  // on the last chunk: prompt tokens cut to fit the context (0 = none)
 };
 using ChunkFn = std::function<bool(const CompletionChunk&)>;
 
@@ -84,8 +84,7 @@ class Runner {
   // One embedding per text: the final hidden states pooled as the model's pooling_type says
   // (mean when it has none), not normalised (the server normalises). Texts are tokenized
   // with BOS as the vocabulary says. A text longer than the context: truncate=true keeps its
-  // first num_ctx tokens; truncate=false is kInvalidArgument "the input length exceeds the
-  // context length".
+  // first num_ctx tokens; truncate=false is kInvalidArgument context_exceeded_message().
   virtual Result<std::vector<Embedding>> embed(const std::vector<std::string>& texts, bool truncate) = 0;
   virtual Result<std::vector<int32_t>> tokenize(std::string_view text) = 0;
   virtual Result<std::string> detokenize(std::span<const int32_t> tokens) = 0;
@@ -99,6 +98,13 @@ struct LoadOptions {
   int64_t num_parallel = 1;  // OLLAMA_NUM_PARALLEL: sequences decoded together, each with num_ctx cells
   bool use_mmap = true;
 };
+
+// The error of an input that does not fit the context when truncate:false forbids cutting it
+// (/api/embed, /api/generate, /api/chat), naming both lengths.
+inline std::string context_exceeded_message(int64_t input_tokens, int64_t context_tokens) {
+  return "the input length (" + std::to_string(input_tokens) + " tokens) exceeds the context length (" +
+         std::to_string(context_tokens) + " tokens)";
+}
 
 // Makes a Runner: the server is given one, so tests inject fakes and `serve` the engine.
 using RunnerFactory = std::function<Result<std::unique_ptr<Runner>>(const LoadOptions&)>;

@@ -255,7 +255,7 @@ json to_json(const CompletionChunk& c) {
           {"prompt_eval_duration_ns", c.prompt_eval_duration_ns},
           {"eval_count", c.eval_count},
           {"eval_duration_ns", c.eval_duration_ns},
-          {"truncated", c.truncated}};
+          {"truncated_tokens", c.truncated_tokens}};
 }
 
 Result<CompletionChunk> completion_chunk_from_json(const json& j) {
@@ -270,7 +270,7 @@ Result<CompletionChunk> completion_chunk_from_json(const json& j) {
     c.prompt_eval_duration_ns = j.at("prompt_eval_duration_ns").get<int64_t>();
     c.eval_count = j.at("eval_count").get<int64_t>();
     c.eval_duration_ns = j.at("eval_duration_ns").get<int64_t>();
-    c.truncated = j.at("truncated").get<bool>();
+    c.truncated_tokens = j.at("truncated_tokens").get<int64_t>();
     return c;
   } catch (const json::exception& e) {
     return corrupt(std::string("runner protocol: bad chunk: ") + e.what());

@@ -94,7 +94,7 @@ TEST(RunnerProtocol, ChunkFactsAndErrorsRoundTrip) {
   c.done_reason = "length";
   c.eval_count = 7;
   c.prompt_cached_count = 3;
-  c.truncated = true;
+  c.truncated_tokens = 3;
   c.logprobs = {{"a", -0.5, {97}, {{"b", -1.0, {98}, {}}}}};
   auto cb = completion_chunk_from_json(to_json(c));
   ASSERT_TRUE(cb.ok());
@@ -102,7 +102,7 @@ TEST(RunnerProtocol, ChunkFactsAndErrorsRoundTrip) {
   EXPECT_EQ(cb->done_reason, "length");
   EXPECT_EQ(cb->eval_count, 7);
   EXPECT_EQ(cb->prompt_cached_count, 3);
-  EXPECT_TRUE(cb->truncated);
+  EXPECT_EQ(cb->truncated_tokens, 3);
   ASSERT_EQ(cb->logprobs.size(), 1u);
   EXPECT_EQ(cb->logprobs[0].top[0].token, "b");
 

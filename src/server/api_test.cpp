@@ -676,5 +676,136 @@ TEST(ApiMetrics, AUseKeyMayReadMetrics) {
   EXPECT_EQ(sample(r.body, R"(paddock_http_requests_total{route="/metrics",status="401"})"), 1) << r.body;
 }
 
+// The value of a response header; "" when it is absent.
+std::string header(const HttpResponse& r, const std::string& name) {
+  for (const auto& [k, v] : r.headers) {
+    if (k == name) return v;
+  }
+  return "";
+}
+
+// thinker renders "<role>content" per message, then "<assistant>"; the fake counts a byte as a
+// token. This conversation is 9 + 16 + 21 + 8 + 11 = 65 tokens.
+std::string long_chat(const std::string& extra) {
+  return R"({"model":"thinker","stream":false,)" + extra + R"("messages":[
+      {"role":"system","content":"S"},{"role":"user","content":"aaaaaaaaaa"},
+      {"role":"assistant","content":"bbbbbbbbbb"},{"role":"user","content":"cc"}]})";
+}
+
+TEST_F(ApiTest, ChatLongerThanTheContextDropsWholeMessagesFromTheFront) {
+  // 50 tokens: the first user message (16) goes, the assistant's answer still fits.
+  HttpResponse r = call("POST", "/api/chat", long_chat(R"("options":{"num_ctx":50},)"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(script_->requests.back().prompt, "<system>S<assistant>bbbbbbbbbb<user>cc<assistant>");
+  Json j = body(r);
+  EXPECT_EQ(j["truncated"], true);
+  EXPECT_EQ(j["prompt_tokens_dropped"], 16);
+  EXPECT_EQ(j["prompt_eval_count"], 49);
+  EXPECT_EQ(header(r, "X-Paddock-Truncated"), "16");
+
+  // 48: only the system message and the last one are kept; streamed, the header says so at once.
+  r = HttpResponse{};
+  r = call("POST", "/api/chat", long_chat(R"("stream":true,"options":{"num_ctx":48},)"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(header(r, "X-Paddock-Truncated"), "37");
+  const std::vector<Json> out = lines(r);
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(script_->requests.back().prompt, "<system>S<user>cc<assistant>");
+  EXPECT_EQ(out.back()["prompt_tokens_dropped"], 37);
+  EXPECT_FALSE(out.front().contains("truncated"));  // only the last line reports it
+
+  // 20: even those do not fit; the runner cuts the rest, and both parts are counted.
+  r = HttpResponse{};
+  r = call("POST", "/api/chat", long_chat(R"("options":{"num_ctx":20},)"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(script_->requests.back().prompt, "<system>S<user>cc<assistant>");
+  EXPECT_EQ(body(r)["prompt_tokens_dropped"], 37 + 8);
+  EXPECT_EQ(header(r, "X-Paddock-Truncated"), "45");
+
+  // Three truncated generations, each counted once.
+  const std::string m = call("GET", "/metrics").body;
+  EXPECT_EQ(sample(m, R"(paddock_prompt_truncations_total{model="thinker:latest"})"), 3) << m;
+}
+
+TEST_F(ApiTest, ChatThatFitsIsUnchanged) {
+  const HttpResponse r = call("POST", "/api/chat", long_chat(R"("options":{"num_ctx":65},)"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(script_->requests.back().prompt,
+            "<system>S<user>aaaaaaaaaa<assistant>bbbbbbbbbb<user>cc<assistant>");
+  const Json j = body(r);
+  EXPECT_FALSE(j.contains("truncated"));
+  EXPECT_FALSE(j.contains("prompt_tokens_dropped"));
+  EXPECT_EQ(header(r, "X-Paddock-Truncated"), "");
+  const std::string m = call("GET", "/metrics").body;
+  EXPECT_EQ(sample(m, R"(paddock_prompt_truncations_total{model="thinker:latest"})"), -1) << m;
+}
+
+TEST_F(ApiTest, TruncateFalseIsA400NamingBothLengths) {
+  HttpResponse r = call("POST", "/api/chat", long_chat(R"("truncate":false,"options":{"num_ctx":50},)"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"], "the input length (65 tokens) exceeds the context length (50 tokens)");
+  EXPECT_TRUE(script_->requests.empty());
+  r = call("POST", "/api/chat", long_chat(R"("truncate":false,"options":{"num_ctx":65},)"));
+  EXPECT_EQ(r.status, 200) << r.body;
+
+  // tiny renders "<s>be nice</s><u>" + prompt + "</u>": 17 + 40 + 4 tokens.
+  const std::string prompt(40, 'p');
+  r = call("POST", "/api/generate",
+           R"({"model":"tiny","stream":false,"truncate":false,"options":{"num_ctx":50},"prompt":")" + prompt +
+               R"("})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"], "the input length (61 tokens) exceeds the context length (50 tokens)");
+  // By default the runner cuts it and the answer says how much.
+  r = call("POST", "/api/generate",
+           R"({"model":"tiny","stream":false,"options":{"num_ctx":50},"prompt":")" + prompt + R"("})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body(r)["truncated"], true);
+  EXPECT_EQ(body(r)["prompt_tokens_dropped"], 11);
+  EXPECT_EQ(header(r, "X-Paddock-Truncated"), "11");
+
+  r = call("POST", "/api/chat", R"({"model":"tiny","truncate":"no","messages":[]})");
+  EXPECT_EQ(r.status, 400);
+}
+
+TEST_F(ApiTest, TranslatedRoutesCarryTheTruncation) {
+  // Over the default 2048 tokens, even without the first message: only the last one is kept.
+  const std::string a(2100, 'a'), b(2100, 'b');
+  const std::string messages = R"([{"role":"user","content":")" + a +
+                               R"("},{"role":"assistant","content":")" + b +
+                               R"("},{"role":"user","content":"cc"}])";
+  HttpResponse r = call("POST", "/v1/chat/completions", R"({"model":"thinker","messages":)" + messages + "}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(script_->requests.back().prompt, "<user>cc<assistant>");
+  Json j = body(r);
+  const int64_t dropped = 6 + 2100 + 11 + 2100;
+  EXPECT_EQ(j["truncated"], true);
+  EXPECT_EQ(j["prompt_tokens_dropped"], dropped);
+  EXPECT_EQ(header(r, "X-Paddock-Truncated"), std::to_string(dropped));
+
+  r = call("POST", "/v1/chat/completions",
+           R"({"model":"thinker","stream":true,"messages":)" + messages + "}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(header(r, "X-Paddock-Truncated"), std::to_string(dropped));
+  const std::vector<Json> events = sse_events(r);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back()["prompt_tokens_dropped"], dropped);
+  EXPECT_FALSE(events.front().contains("truncated"));
+  r = HttpResponse{};  // a finished stream releases its model, as the HTTP layer does
+
+  r = call("POST", "/v1/messages", R"({"model":"thinker","max_tokens":9,"messages":)" + messages + "}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(header(r, "X-Paddock-Truncated"), std::to_string(dropped));
+  r = call("POST", "/v1/responses", R"({"model":"thinker","input":)" + messages + "}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(header(r, "X-Paddock-Truncated"), std::to_string(dropped));
+
+  // A conversation that fits has no header.
+  r = call("POST", "/v1/chat/completions",
+           R"({"model":"thinker","messages":[{"role":"user","content":"hi"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(header(r, "X-Paddock-Truncated"), "");
+  EXPECT_FALSE(body(r).contains("truncated"));
+}
+
 }  // namespace
 }  // namespace paddock::server

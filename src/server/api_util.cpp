@@ -22,6 +22,17 @@ HttpResponse json_response(int status, const Json& body) {
   return r;
 }
 
+void set_truncation_header(int64_t dropped, HttpResponse* r) {
+  if (dropped > 0) r->headers.emplace_back(kTruncatedHeader, std::to_string(dropped));
+}
+
+HttpResponse with_truncation_header(const HttpResponse& native, HttpResponse out) {
+  for (const auto& [name, value] : native.headers) {
+    if (name == kTruncatedHeader) out.headers.emplace_back(name, value);
+  }
+  return out;
+}
+
 namespace {
 
 // A path starts with '/' at the start of the message or after a space, quote, bracket or '=';

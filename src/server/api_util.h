@@ -47,6 +47,12 @@ HttpResponse openai_rewrap_native_error(const HttpResponse& native);
 int http_status(const Status& s);
 HttpResponse error_response(const Status& s);
 
+// X-Paddock-Truncated: the prompt tokens dropped to fit the context, set on `r` when `dropped`
+// > 0; a translating route (OpenAI, Anthropic, Responses) passes the native response's on.
+inline constexpr char kTruncatedHeader[] = "X-Paddock-Truncated";
+void set_truncation_header(int64_t dropped, HttpResponse* r);
+HttpResponse with_truncation_header(const HttpResponse& native, HttpResponse out);
+
 // Go's time.RFC3339Nano in UTC ("2024-05-01T12:00:00.123456789Z").
 std::string rfc3339_nano(std::chrono::system_clock::time_point t);
 std::string now_rfc3339();

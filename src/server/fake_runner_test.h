@@ -1,9 +1,11 @@
 // Test doubles for the server: a scripted Runner (fixed output pieces, recorded requests,
-// optional per-piece hook), a temp model store holding one tiny model, and drain() to read a
-// streamed response whole.
+// optional per-piece hook; one byte is one token, and a prompt longer than the context is
+// reported cut as the engine cuts it), a temp model store holding one tiny model, and
+// drain() to read a streamed response whole.
 //   FakeStore fs; Api api(fs.open(), FakeRunner::factory(script), {});
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -32,12 +34,13 @@ struct Script {
 
 class FakeRunner : public runner::Runner {
  public:
-  explicit FakeRunner(std::shared_ptr<Script> s) : s_(std::move(s)) {}
+  FakeRunner(std::shared_ptr<Script> s, int64_t num_ctx)
+      : s_(std::move(s)), num_ctx_(num_ctx > 0 ? num_ctx : 2048) {}
   ~FakeRunner() override {
     std::lock_guard<std::mutex> lock(s_->mu);
     ++s_->destroyed;
   }
-  runner::ModelFacts facts() const override { return {.context_length = 2048, .memory_bytes = 1234}; }
+  runner::ModelFacts facts() const override { return {.context_length = num_ctx_, .memory_bytes = 1234}; }
   Status complete(const runner::CompletionRequest& r, const runner::ChunkFn& on_chunk) override {
     {
       std::lock_guard<std::mutex> lock(s_->mu);
@@ -59,7 +62,8 @@ class FakeRunner : public runner::Runner {
     runner::CompletionChunk last;
     last.done = true;
     last.done_reason = s_->done_reason;
-    last.prompt_eval_count = static_cast<int64_t>(r.prompt.size());
+    last.prompt_eval_count = std::min(static_cast<int64_t>(r.prompt.size()), num_ctx_);
+    last.truncated_tokens = static_cast<int64_t>(r.prompt.size()) - last.prompt_eval_count;
     last.prompt_cached_count = s_->cached_tokens;
     last.eval_count = static_cast<int64_t>(s_->pieces.size());
     last.eval_duration_ns = 1000;
@@ -89,7 +93,7 @@ class FakeRunner : public runner::Runner {
         s->loads.push_back(o);
         ++s->loads_count;
       }
-      return std::unique_ptr<runner::Runner>(new FakeRunner(s));
+      return std::unique_ptr<runner::Runner>(new FakeRunner(s, o.num_ctx));
     };
   }
 
@@ -105,6 +109,7 @@ class FakeRunner : public runner::Runner {
   }
 
   std::shared_ptr<Script> s_;
+  int64_t num_ctx_;
 };
 
 // A temp store with "tiny:latest" (Go template, SYSTEM, params) and "thinker:latest"

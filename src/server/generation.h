@@ -4,6 +4,7 @@
 //   PADDOCK_TRY(run_generation(lease.runner(), spec, [&](const GenerationEvent& e) { ... }));
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@ struct GenerationSpec {
   bool parse_tools = false;
   std::string tool_tag = "{";
   std::vector<std::string> tool_names;
+  int64_t dropped_tokens = 0;  // prompt tokens of whole messages dropped to fit the context
 };
 
 struct GenerationEvent {

@@ -38,8 +38,11 @@ Result<std::unique_ptr<Scheduler::Lease>> acquire_model(Scheduler& models, const
   return lease;
 }
 
-Result<std::string> chat_prompt(const PromptTemplate& t, const store::ModelInfo& info,
-                                const ChatRequest& req) {
+namespace {
+
+// The model's SYSTEM (unless the request starts with its own) and MESSAGE history, then the
+// request's messages.
+std::vector<chat::Message> chat_messages(const store::ModelInfo& info, const ChatRequest& req) {
   std::vector<chat::Message> messages;
   const bool has_system = !req.messages.empty() && req.messages.front().role == "system";
   if (!has_system && !info.system.empty()) {
@@ -49,7 +52,70 @@ Result<std::string> chat_prompt(const PromptTemplate& t, const store::ModelInfo&
     messages.push_back(chat::Message{.role = m.role, .content = m.content});
   }
   for (const chat::Message& m : req.messages) messages.push_back(m);
-  return render_messages(t, messages, req.tools, req.think);
+  return messages;
+}
+
+// The system messages before `start`, then every message from `start` on.
+std::vector<chat::Message> kept_from(const std::vector<chat::Message>& messages, size_t start) {
+  std::vector<chat::Message> kept;
+  for (size_t i = 0; i < start; ++i) {
+    if (messages[i].role == "system") kept.push_back(messages[i]);
+  }
+  kept.insert(kept.end(), messages.begin() + static_cast<std::ptrdiff_t>(start), messages.end());
+  return kept;
+}
+
+Result<int64_t> count_tokens(const Prepared& p, const std::string& text) {
+  PADDOCK_ASSIGN(std::vector<int32_t> tokens, p.lease->runner().tokenize(text));
+  return static_cast<int64_t>(tokens.size());
+}
+
+int64_t context_length(const Prepared& p) { return p.lease->runner().facts().context_length; }
+
+}  // namespace
+
+Result<std::string> chat_prompt(const PromptTemplate& t, const store::ModelInfo& info,
+                                const ChatRequest& req) {
+  return render_messages(t, chat_messages(info, req), req.tools, req.think);
+}
+
+Result<FittedPrompt> fit_chat_prompt(const Prepared& p, const store::ModelInfo& info,
+                                     const ChatRequest& req) {
+  const std::vector<chat::Message> messages = chat_messages(info, req);
+  auto render = [&](const std::vector<chat::Message>& m) -> Result<std::string> {
+    auto text = render_messages(p.tmpl, m, req.tools, req.think);
+    if (!text.ok()) return internal_error(text.status().message());
+    return text;
+  };
+  PADDOCK_ASSIGN(std::string whole, render(messages));
+  PADDOCK_ASSIGN(const int64_t whole_tokens, count_tokens(p, whole));
+  const int64_t num_ctx = context_length(p);
+  if (whole_tokens <= num_ctx) return FittedPrompt{.text = std::move(whole)};
+  if (!req.truncate) return invalid_argument(runner::context_exceeded_message(whole_tokens, num_ctx));
+  // Walks back from the last message (always kept), taking earlier ones while the prompt fits;
+  // from the first message on it is the whole prompt, which did not.
+  FittedPrompt fitted;
+  int64_t fitted_tokens = -1;
+  for (size_t start = messages.size() - 1; start-- > 1;) {
+    PADDOCK_ASSIGN(std::string text, render(kept_from(messages, start)));
+    PADDOCK_ASSIGN(const int64_t tokens, count_tokens(p, text));
+    if (tokens > num_ctx) break;
+    fitted.text = std::move(text);
+    fitted_tokens = tokens;
+  }
+  if (fitted_tokens < 0) {  // not even the system messages and the last one fit
+    PADDOCK_ASSIGN(fitted.text, render(kept_from(messages, messages.size() - 1)));
+    PADDOCK_ASSIGN(fitted_tokens, count_tokens(p, fitted.text));
+  }
+  fitted.dropped_tokens = whole_tokens - fitted_tokens;
+  return fitted;
+}
+
+Status check_prompt_fits(const Prepared& p, const std::string& prompt) {
+  PADDOCK_ASSIGN(const int64_t tokens, count_tokens(p, prompt));
+  const int64_t num_ctx = context_length(p);
+  if (tokens > num_ctx) return invalid_argument(runner::context_exceeded_message(tokens, num_ctx));
+  return Status::ok();
 }
 
 runner::CompletionRequest completion_request(const Prepared& p, const InferenceCommon& request,
@@ -74,7 +140,12 @@ Status run_prepared(const Prepared& p, const GenerationSpec& spec, const EmitFn&
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - p.t0).count());
     }
     first = false;
-    if (e.done) p.metrics->generation_done(p.model, e.final);
+    if (e.done) {
+      p.metrics->generation_done(p.model, e.final);
+      // generation_done counts a prompt the runner cut; one that only lost whole messages counts
+      // here, so a request counts once.
+      if (spec.dropped_tokens > 0 && e.final.truncated_tokens == 0) p.metrics->prompt_truncated(p.model);
+    }
     return emit(e);
   });
 }
@@ -87,6 +158,13 @@ void add_metrics(const Prepared& p, const runner::CompletionChunk& final, bool c
   (*out)["eval_count"] = final.eval_count;
   (*out)["eval_duration"] = final.eval_duration_ns;
   if (cached) (*out)["prompt_cached_count"] = final.prompt_cached_count;
+}
+
+void add_truncation(const GenerationSpec& spec, const runner::CompletionChunk& final, Json* out) {
+  const int64_t dropped = spec.dropped_tokens + final.truncated_tokens;
+  if (dropped == 0) return;
+  (*out)["truncated"] = true;
+  (*out)["prompt_tokens_dropped"] = dropped;
 }
 
 Json logprobs_json(const std::vector<runner::TokenLogprob>& lps) {

@@ -37,6 +37,20 @@ Result<Prepared> prepare(Scheduler& models, ServerMetrics& metrics, const Resolv
 // MESSAGE history, then the request's messages, rendered with its tools and think setting.
 Result<std::string> chat_prompt(const PromptTemplate& t, const store::ModelInfo& info, const ChatRequest& req);
 
+// chat_prompt fitted to the loaded context, as Ollama's chatPrompt does: when the whole prompt
+// is longer than num_ctx tokens, whole messages are dropped from the front, the system
+// messages and the last message always kept. When even those do not fit, the runner cuts
+// tokens (CompletionChunk::truncated_tokens). With truncate:false a prompt that does not fit
+// is a 400 naming both lengths.
+struct FittedPrompt {
+  std::string text;
+  int64_t dropped_tokens = 0;  // the whole prompt's tokens minus the kept prompt's
+};
+Result<FittedPrompt> fit_chat_prompt(const Prepared& p, const store::ModelInfo& info, const ChatRequest& req);
+
+// truncate:false on /api/generate: a 400 naming both lengths when `prompt` does not fit.
+Status check_prompt_fits(const Prepared& p, const std::string& prompt);
+
 // The runner request for a rendered prompt: sampling options, format, logprobs, cancellation.
 runner::CompletionRequest completion_request(const Prepared& p, const InferenceCommon& request,
                                              std::string prompt, const std::function<bool()>& client_gone);
@@ -48,6 +62,9 @@ Status run_prepared(const Prepared& p, const GenerationSpec& spec, const EmitFn&
 // total/load/prompt_eval/eval metrics of the final chunk, added to `out` (with
 // "prompt_cached_count" when `cached` is set: see HttpRequest::report_cached_tokens).
 void add_metrics(const Prepared& p, const runner::CompletionChunk& final, bool cached, Json* out);
+// "truncated": true and "prompt_tokens_dropped" (whole messages dropped before the runner plus
+// the runner's cut) when the prompt lost anything; nothing otherwise.
+void add_truncation(const GenerationSpec& spec, const runner::CompletionChunk& final, Json* out);
 Json logprobs_json(const std::vector<runner::TokenLogprob>& lps);
 
 // Streams NDJSON produced by `body`; send returns false once `http`'s client is gone (or a

@@ -272,7 +272,7 @@ void ServerMetrics::generation_done(const std::string& model, const runner::Comp
   if (final.eval_count > 0 && final.eval_duration_ns > 0) {
     tokens_per_second_.observe({model}, double(final.eval_count) * 1e9 / double(final.eval_duration_ns));
   }
-  if (final.truncated) prompt_truncated(model);
+  if (final.truncated_tokens > 0) prompt_truncated(model);
 }
 
 void ServerMetrics::model_loaded(const std::string& model) { loads_.inc({model}); }

@@ -122,7 +122,7 @@ TEST(ServerMetrics, CountsAGenerationsTokensRateAndTruncation) {
   final.eval_count = 4;
   final.eval_duration_ns = 2'000'000'000;  // 2 tokens/s
   m.generation_done("stories:latest", final);
-  final.truncated = true;
+  final.truncated_tokens = 3;
   m.generation_done("stories:latest", final);
   const std::string text = m.render();
   EXPECT_NE(text.find("paddock_prompt_tokens_total{model=\"stories:latest\"} 14\n"), std::string::npos)

@@ -140,6 +140,7 @@ Status read_common(const Json& j, InferenceCommon* c) {
   PADDOCK_TRY(read_int(j, "top_logprobs", INT32_MIN, INT32_MAX, &top));
   if (top < 0 || top > 20) return invalid_argument("top_logprobs must be between 0 and 20");
   c->top_logprobs = static_cast<int>(top);
+  PADDOCK_TRY(read(j, "truncate", &c->truncate));
   return Status::ok();
 }
 

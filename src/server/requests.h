@@ -40,6 +40,7 @@ struct InferenceCommon {
   Think think;
   bool logprobs = false;
   int top_logprobs = 0;
+  bool truncate = true;  // false: a prompt longer than num_ctx is a 400 instead of being cut
 };
 
 struct GenerateRequest : InferenceCommon {

@@ -49,7 +49,8 @@ HttpResponse Api::anthropic_messages(const HttpRequest& http, const PathParams& 
   const std::string id = random_id("msg_");
   const std::string model = (*native)["model"].get<std::string>();
   if (!(*native)["stream"].get<bool>()) {
-    return json_response(200, anthropic::message_from_native(Json::parse(r.body), id, model, *input_tokens));
+    return with_truncation_header(
+        r, json_response(200, anthropic::message_from_native(Json::parse(r.body), id, model, *input_tokens)));
   }
   auto events = std::make_shared<anthropic::EventStream>(id, model, *input_tokens);
   SseRelay relay;

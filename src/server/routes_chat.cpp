@@ -54,16 +54,17 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
                                    {"done_reason", "load"}});
   }
 
-  auto prompt = chat_prompt(p->tmpl, model->info, *req);
-  if (!prompt.ok()) return error_response(500, prompt.status().message());
+  auto prompt = fit_chat_prompt(*p, model->info, *req);
+  if (!prompt.ok()) return error_response(prompt.status());
 
   auto spec = std::make_shared<GenerationSpec>();
-  spec->request = completion_request(*p, *req, *prompt, http.client_gone);
+  spec->request = completion_request(*p, *req, prompt->text, http.client_gone);
+  spec->dropped_tokens = prompt->dropped_tokens;
   if (spec->request.format.empty()) spec->request.format = forced_tool_call_format(p->tmpl, *req);
   if (!(req->think.set && !req->think.enabled)) {
     spec->think_tags = p->tmpl.think_tags;
     const std::string& open = p->tmpl.think_tags.first;
-    std::string_view trimmed = *prompt;
+    std::string_view trimmed = prompt->text;
     while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.remove_suffix(1);
     spec->prompt_opens_thinking = !open.empty() && trimmed.size() >= open.size() &&
                                   trimmed.substr(trimmed.size() - open.size()) == open;
@@ -86,12 +87,18 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
       if (e.done) {
         out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
         add_metrics(*p, e.final, cached, &out);
+        add_truncation(*spec, e.final, &out);
       }
       return send(out);
     });
   };
 
-  if (req->stream) return ndjson_stream(run, http);
+  if (req->stream) {
+    // Whole messages are dropped before the stream starts; a cut by the runner shows on the last line.
+    HttpResponse r = ndjson_stream(run, http);
+    set_truncation_header(spec->dropped_tokens, &r);
+    return r;
+  }
 
   Json total;
   std::string content, thinking;
@@ -116,7 +123,9 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
   if (!calls.empty()) msg["tool_calls"] = calls;
   total["message"] = msg;
   if (!lps.empty()) total["logprobs"] = lps;
-  return json_response(200, total);
+  HttpResponse r = json_response(200, total);
+  set_truncation_header(total.value("prompt_tokens_dropped", int64_t{0}), &r);
+  return r;
 }
 
 }  // namespace paddock::server

@@ -70,6 +70,11 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
     }
   }
 
+  if (!req->truncate) {
+    const Status fits = check_prompt_fits(*p, prompt);
+    if (!fits.is_ok()) return error_response(fits);
+  }
+
   auto spec = std::make_shared<GenerationSpec>();
   spec->request = completion_request(*p, *req, prompt, http.client_gone);
   if (!req->raw && !(req->think.set && !req->think.enabled)) spec->think_tags = p->tmpl.think_tags;
@@ -92,6 +97,7 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
       if (!e.done) return send(out);
       out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
       add_metrics(*p, e.final, cached, &out);
+      add_truncation(*spec, e.final, &out);
       last = std::move(out);
       return true;
     }));
@@ -122,7 +128,9 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
   total["response"] = response;
   if (!thinking.empty()) total["thinking"] = thinking;
   if (!lps.empty()) total["logprobs"] = lps;
-  return json_response(200, total);
+  HttpResponse r = json_response(200, total);
+  set_truncation_header(total.value("prompt_tokens_dropped", int64_t{0}), &r);
+  return r;
 }
 
 }  // namespace paddock::server

@@ -204,6 +204,13 @@ std::string finish_reason(const Json& native, bool tool_calls) {
 
 std::string sse(const Json& j) { return sse_event(j); }
 
+// paddock's extension: a final native object's "truncated" and "prompt_tokens_dropped".
+void add_truncation(const Json& native, Json* out) {
+  if (!native.contains("prompt_tokens_dropped")) return;
+  (*out)["truncated"] = true;
+  (*out)["prompt_tokens_dropped"] = native["prompt_tokens_dropped"];
+}
+
 // Wraps a native NDJSON stream: each line goes through `convert`, which writes SSE events; a
 // native error line becomes an OpenAI error event, and the stream ends with [DONE].
 HttpResponse sse_from_ndjson(HttpResponse native, std::function<bool(const Json&, const WriteFn&)> convert) {
@@ -245,13 +252,11 @@ HttpResponse Api::oai_chat(const HttpRequest& http, const PathParams& params) {
     if (has_calls) msg["tool_calls"] = oai_tool_calls(m["tool_calls"]);
     Json choice{{"index", 0}, {"message", msg}, {"finish_reason", finish_reason(n, has_calls)}};
     if (n.contains("logprobs")) choice["logprobs"] = chat_logprobs(n["logprobs"]);
-    return json_response(200, Json{{"id", id},
-                                   {"object", "chat.completion"},
-                                   {"created", created},
-                                   {"model", model},
-                                   {"system_fingerprint", "fp_ollama"},
-                                   {"choices", Json::array({choice})},
-                                   {"usage", usage(n)}});
+    Json out{{"id", id},         {"object", "chat.completion"},       {"created", created},
+             {"model", model},   {"system_fingerprint", "fp_ollama"}, {"choices", Json::array({choice})},
+             {"usage", usage(n)}};
+    add_truncation(n, &out);
+    return with_truncation_header(r, json_response(200, out));
   }
   auto first = std::make_shared<bool>(true);
   auto saw_calls = std::make_shared<bool>(false);
@@ -292,7 +297,9 @@ HttpResponse Api::oai_chat(const HttpRequest& http, const PathParams& params) {
         return false;
     }
     if (n.value("done", false)) {
-      if (!write(sse(chunk(Json::object(), finish_reason(n, *saw_calls), Json())))) return false;
+      Json last = chunk(Json::object(), finish_reason(n, *saw_calls), Json());
+      add_truncation(n, &last);
+      if (!write(sse(last))) return false;
       if (include_usage) {
         Json u{{"id", id},         {"object", "chat.completion.chunk"}, {"created", created},
                {"model", model},   {"system_fingerprint", "fp_ollama"}, {"choices", Json::array()},
@@ -346,12 +353,15 @@ HttpResponse Api::oai_completions(const HttpRequest& http, const PathParams& par
     int64_t offset = 0;
     Json out = object(n, true, &offset);
     out["usage"] = usage(n);
-    return json_response(200, out);
+    add_truncation(n, &out);
+    return with_truncation_header(r, json_response(200, out));
   }
   auto offset = std::make_shared<int64_t>(0);
   return sse_from_ndjson(std::move(r), [=](const Json& n, const WriteFn& write) {
     const bool done = n.value("done", false);
-    if (!write(sse(object(n, done, offset.get())))) return false;
+    Json out = object(n, done, offset.get());
+    if (done) add_truncation(n, &out);
+    if (!write(sse(out))) return false;
     if (done && include_usage) {
       Json u{{"id", id},         {"object", "text_completion"},       {"created", created},
              {"model", model},   {"system_fingerprint", "fp_ollama"}, {"choices", Json::array()},

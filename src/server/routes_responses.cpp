@@ -53,7 +53,7 @@ HttpResponse Api::responses_create(const HttpRequest& http, const PathParams& pa
   if (!req->native["stream"].get<bool>()) {
     builder->add(Json::parse(r.body));
     keep(builder->response());
-    return json_response(200, builder->response());
+    return with_truncation_header(r, json_response(200, builder->response()));
   }
   SseRelay relay;
   relay.begin = [builder](const WriteFn& write) { return write(responses::sse(builder->start())); };

@@ -10,6 +10,7 @@ std::string sse_event(const Json& data, const std::string& event) {
 HttpResponse sse_relay(HttpResponse native, SseRelay relay) {
   HttpResponse r;
   r.content_type = "text/event-stream";
+  r.headers = std::move(native.headers);  // X-Paddock-Truncated, decided before the stream starts
   r.stream = [native_stream = std::move(native.stream), relay = std::move(relay)](const WriteFn& write) {
     bool open = !relay.begin || relay.begin(write);
     std::string pending;

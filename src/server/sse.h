@@ -1,7 +1,8 @@
 // Server-sent events made from a native NDJSON stream: the OpenAI and Anthropic routes run the
 // native handler and re-stream each of its lines, translated, as SSE.
 // Invariant: `line` sees every parsed line in order (a mid-stream {"error": ...} line too);
-// once a callback returns false (the client is gone) nothing more is written or called.
+// once a callback returns false (the client is gone) nothing more is written or called. The
+// native response's headers are kept.
 //   return sse_relay(std::move(native), {.line = [](const Json& j, const WriteFn& w) { ... }});
 #pragma once
 

@@ -88,7 +88,9 @@ has "$sse" 'data: \[DONE\]'
 # part the KV cache served the second time.
 chat='{"model":"stories:chat","stream":false,"messages":[{"role":"user","content":"Tell me a story"}],"options":{"num_predict":2}}'
 count() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])["prompt_eval_count"])' "$1"; }
-first=$(count "$(expect 200 POST /api/chat "$chat")")
+first_chat=$(expect 200 POST /api/chat "$chat")
+first=$(count "$first_chat")
+! grep -q '"truncated"' <<<"$first_chat" || fail "a chat that fits says it was truncated: $first_chat"
 second=$(count "$(expect 200 POST /api/chat "$chat")")
 [ "$first" = "$second" ] && [ "$first" -gt 1 ] || fail "prompt_eval_count of the same chat: $first then $second"
 usage=$(expect 200 POST /v1/chat/completions '{"model":"stories:chat","max_tokens":2,"messages":[{"role":"user","content":"Tell me a story"}]}')
@@ -97,4 +99,34 @@ import json, sys
 u = json.loads(sys.argv[1])["usage"]
 assert u["prompt_tokens"] == int(sys.argv[2]), u
 assert u["prompt_tokens_details"]["cached_tokens"] == u["prompt_tokens"] - 1, u' "$usage" "$first" || fail "usage: $usage"
+# A conversation longer than num_ctx drops whole messages from the front, keeping the system
+# prompt and the last message, and says so; truncate:false makes it a 400 naming both lengths.
+long_chat() {  # $1: the request's truncate (true|false)
+  python3 -c '
+import json, sys
+turn = "Lily and Tom went to the park and played with a big red ball all day long. "
+msgs = [{"role": "system", "content": "You are terse."}]
+for i in range(4):
+    msgs += [{"role": "user", "content": turn * 2}, {"role": "assistant", "content": turn * 2}]
+msgs.append({"role": "user", "content": "Tell me a story"})
+print(json.dumps({"model": "stories:chat", "stream": False, "truncate": sys.argv[1] == "true",
+                  "messages": msgs, "options": {"num_ctx": 64, "num_predict": 2}}))' "$1"
+}
+headers=$(mktemp)
+truncated=$(curl -s -D "$headers" -H 'Content-Type: application/json' --data-binary "$(long_chat true)" "$BASE/api/chat")
+python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["truncated"] is True and r["prompt_tokens_dropped"] > 0, r
+assert r["prompt_eval_count"] <= 64, r' "$truncated" || fail "truncated chat: $truncated"
+dropped=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["prompt_tokens_dropped"])' "$truncated")
+grep -qi "^x-paddock-truncated: $dropped" "$headers" || fail "X-Paddock-Truncated: $(cat "$headers")"
+rm -f "$headers"
+too_long=$(expect 400 POST /api/chat "$(long_chat false)")
+has "$too_long" 'the input length ([0-9]* tokens) exceeds the context length (64 tokens)'
+long_prompt=$(python3 -c 'print("Lily and Tom went to the park. " * 20)')
+has "$(expect 400 POST /api/generate "{\"model\":\"stories\",\"prompt\":\"$long_prompt\",\"truncate\":false,\"options\":{\"num_ctx\":64}}")" \
+  'exceeds the context length (64 tokens)'
+has "$(expect 400 POST /api/embed "{\"model\":\"stories\",\"input\":\"$long_prompt\",\"truncate\":false,\"options\":{\"num_ctx\":64}}")" \
+  'the input length ([0-9]* tokens) exceeds the context length (64 tokens)'
 echo "server_curl: all checks passed"
