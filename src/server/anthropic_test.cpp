@@ -122,25 +122,6 @@ TEST(AnthropicResponse, MessageFromNative) {
   EXPECT_EQ(anthropic::message_from_native(cut, "msg_1", "m", 12)["stop_reason"], "end_turn");
 }
 
-// "event: NAME\ndata: {...}\n\n" records, in order.
-std::vector<std::pair<std::string, Json>> parse_sse(const std::string& s) {
-  std::vector<std::pair<std::string, Json>> out;
-  size_t pos = 0;
-  while (pos < s.size()) {
-    const size_t end = s.find("\n\n", pos);
-    EXPECT_NE(end, std::string::npos) << s.substr(pos);
-    if (end == std::string::npos) break;
-    const std::string rec = s.substr(pos, end - pos);
-    pos = end + 2;
-    const size_t nl = rec.find('\n');
-    EXPECT_EQ(rec.rfind("event: ", 0), 0u) << rec;
-    EXPECT_EQ(rec.substr(nl + 1, 6), "data: ") << rec;
-    out.emplace_back(rec.substr(7, nl - 7), Json::parse(rec.substr(nl + 7)));
-    EXPECT_EQ(out.back().first, out.back().second["type"]) << rec;
-  }
-  return out;
-}
-
 std::vector<std::string> names(const std::vector<std::pair<std::string, Json>>& events) {
   std::vector<std::string> out;
   for (const auto& e : events) {
@@ -163,7 +144,7 @@ TEST(AnthropicResponse, EventStreamBlocks) {
       "tool_calls":[{"id":"call_x","function":{"index":0,"name":"f","arguments":{"a":1}}}]},"done":false})"));
   all += s.chunk(Json::parse(R"({"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop",
       "prompt_eval_count":3,"eval_count":4})"));
-  const auto events = parse_sse(all);
+  const auto events = testing::parse_named_sse(all);
   EXPECT_EQ(
       names(events),
       (std::vector<std::string>{
@@ -184,7 +165,7 @@ TEST(AnthropicResponse, EventStreamBlocks) {
   EXPECT_EQ(events[12].second["usage"], Json::parse(R"({"input_tokens":3,"output_tokens":4})"));
 
   anthropic::EventStream e("msg_2", "m", 0);
-  const auto err = parse_sse(e.chunk(Json::parse(R"({"error":"runner crashed"})")));
+  const auto err = testing::parse_named_sse(e.chunk(Json::parse(R"({"error":"runner crashed"})")));
   ASSERT_EQ(err.size(), 1u);
   EXPECT_EQ(err[0].second,
             Json::parse(R"({"type":"error","error":{"type":"api_error","message":"runner crashed"}})"));
@@ -293,7 +274,7 @@ TEST_F(AnthropicApiTest, StreamedEvents) {
       "messages":[{"role":"user","content":"hi"}]})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.content_type, "text/event-stream");
-  const auto events = parse_sse(testing::drain(r));
+  const auto events = testing::parse_named_sse(testing::drain(r));
   EXPECT_EQ(names(events),
             (std::vector<std::string>{
                 "message_start", "ping", "content_block_start:thinking", "content_block_delta:thinking_delta",

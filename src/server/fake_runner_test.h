@@ -1,7 +1,7 @@
 // Test doubles for the server: a scripted Runner (fixed output pieces, recorded requests,
 // optional per-piece hook; one byte is one token, and a prompt longer than the context is
 // reported cut as the engine cuts it), a temp model store holding one tiny model, and
-// drain() to read a streamed response whole.
+// drain() and parse_named_sse() to read a streamed response.
 //   FakeStore fs; Api api(fs.open(), FakeRunner::factory(script), {});
 #pragma once
 
@@ -11,12 +11,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "runner/runner.h"
 #include "server/http_types.h"
+#include "server/requests.h"
 #include "store/store.h"
 
 namespace paddock::server::testing {
@@ -134,6 +136,26 @@ inline std::string drain(const HttpResponse& r) {
       out.append(s);
       return true;
     });
+  }
+  return out;
+}
+
+// "event: NAME\ndata: {...}\n\n" records, in order, as (NAME, data); each data's "type" is
+// its NAME.
+inline std::vector<std::pair<std::string, Json>> parse_named_sse(const std::string& s) {
+  std::vector<std::pair<std::string, Json>> out;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    const size_t end = s.find("\n\n", pos);
+    EXPECT_NE(end, std::string::npos) << s.substr(pos);
+    if (end == std::string::npos) break;
+    const std::string rec = s.substr(pos, end - pos);
+    pos = end + 2;
+    const size_t nl = rec.find('\n');
+    EXPECT_EQ(rec.rfind("event: ", 0), 0u) << rec;
+    EXPECT_EQ(rec.substr(nl + 1, 6), "data: ") << rec;
+    out.emplace_back(rec.substr(7, nl - 7), Json::parse(rec.substr(nl + 7)));
+    EXPECT_EQ(out.back().first, out.back().second["type"]) << rec;
   }
   return out;
 }

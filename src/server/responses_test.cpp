@@ -331,21 +331,10 @@ TEST(ResponsesResponse, ErrorChunkFailsTheResponse) {
   EXPECT_TRUE(b.add(Json::parse(R"({"message":{"content":"late"},"done":true})")).empty());
 }
 
-// "event: NAME\ndata: {...}\n\n" records, in order, each named by its type.
+// The data of each SSE record, in order (testing::parse_named_sse checks the names).
 std::vector<Json> parse_sse(const std::string& s) {
   std::vector<Json> out;
-  size_t pos = 0;
-  while (pos < s.size()) {
-    const size_t end = s.find("\n\n", pos);
-    EXPECT_NE(end, std::string::npos) << s.substr(pos);
-    if (end == std::string::npos) break;
-    const std::string rec = s.substr(pos, end - pos);
-    pos = end + 2;
-    const size_t nl = rec.find('\n');
-    EXPECT_EQ(rec.rfind("event: ", 0), 0u) << rec;
-    out.push_back(Json::parse(rec.substr(nl + 7)));
-    EXPECT_EQ(rec.substr(7, nl - 7), out.back()["type"]) << rec;
-  }
+  for (auto& [name, data] : testing::parse_named_sse(s)) out.push_back(std::move(data));
   return out;
 }
 
