@@ -90,6 +90,17 @@ struct AttnParams {
   std::span<const int32_t> cells;
 };
 
+// How a mixture-of-experts router turns logits into the weights of each token's k experts.
+enum class MoeGating : uint8_t {
+  kSoftmaxTopK,  // softmax over all experts, keep the top k (qwen3moe; `norm`: rescaled to sum 1)
+  kTopKSoftmax,  // keep the top k logits, softmax over them (gpt-oss)
+};
+struct MoeParams {
+  int32_t k = 0;  // experts per token
+  MoeGating gating = MoeGating::kSoftmaxTopK;
+  bool norm = false;
+};
+
 // Whether a token at `pos` sees a cell holding position `cell` (-1: an empty cell).
 inline bool attn_visible(const AttnParams& p, int32_t pos, int32_t cell) {
   return cell >= 0 && (!p.causal || cell <= pos) && (p.window == 0 || cell > pos - p.window);
@@ -108,8 +119,13 @@ enum class Op : uint8_t {
   kCopy,       // dst = src0 converted to dst's type (F32, F16, BF16, Q8_0, Q4_0), any strides
   kGeglu,      // gelu(src0) * src1 with ggml's GELU (backend/gelu.h), all F32 of one shape
   kScale,      // src0 * scalar, F32, same shape
-  kNorm,       // each row: (row - mean) / sqrt(variance + eps) (LayerNorm without its affine). F32, same shape
-  kGelu,       // gelu(src0) with ggml's GELU (backend/gelu.h), F32, same shape
+  kNorm,      // each row: (row - mean) / sqrt(variance + eps) (LayerNorm without its affine). F32, same shape
+  kGelu,      // gelu(src0) with ggml's GELU (backend/gelu.h), F32, same shape
+  kMoeGate,   // src0 router logits [n_expert, N] -> dst [n_expert, N]: each token's expert weights
+              // (MoeParams), 0 off its top k
+  kMulMatId,  // see below
+  kMoeSum,    // dst[:, t] = sum over slots s of gate weight * src0[:, s, t]. src0 [M, k, N], src1 gate
+              // [n_expert, N]
   kCount,
 };
 // kAttention: attention with grouped KV heads over one sequence's cache. src0 = q
@@ -120,9 +136,14 @@ enum class Op : uint8_t {
 // the cell's position <= ids[t]); query head h uses kv head h / (n_head /
 // n_head_kv). dst [d_v, n_head, n_tokens] = softmax(scores) v, where a sink adds
 // exp(sinks[h]) to the softmax's denominator (gpt-oss: attention that may go nowhere).
+// kMulMatId: each token's chosen experts' matrices (ggml's mul_mat_id). src0 = experts [K,
+// M, n_expert] any type; src1 = x [K, 1 or k, N] F32; src2 = gate [n_expert, N] (kMoeGate's
+// output). Token t's slots s < k hold its experts in moe_slots order (backend/moe.h);
+// dst[:, s, t] = src0[:, :, expert] . x[:, s or 0, t], and 0 past its last chosen expert.
 inline constexpr size_t kOpCount = static_cast<size_t>(Op::kCount);
 inline constexpr std::array<std::string_view, kOpCount> kOpNames = {
-    "GET_ROWS", "MUL_MAT", "RMS_NORM", "MUL", "ADD", "ROPE", "SWIGLU", "FLASH_ATTN_EXT", "CPY", "GEGLU", "SCALE", "NORM", "GELU",
+    "GET_ROWS", "MUL_MAT", "RMS_NORM", "MUL",  "ADD",  "ROPE",     "SWIGLU",     "FLASH_ATTN_EXT",
+    "CPY",      "GEGLU",   "SCALE",    "NORM", "GELU", "TOPK_MOE", "MUL_MAT_ID", "MOE_SUM",
 };
 static_assert(kOpNames.size() == kOpCount, "one name per op");
 inline std::string_view op_name(Op op) { return kOpNames[static_cast<size_t>(op)]; }

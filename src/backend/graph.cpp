@@ -51,6 +51,7 @@ void host_node(const Node& n, Node& out) {
   out.scalar = n.scalar;
   out.attn = n.attn;
   out.rope = n.rope;
+  out.moe = n.moe;
 }
 
 Graph::Graph() : compute_(std::make_unique<ComputeBuffer>()) {}
@@ -172,9 +173,33 @@ TensorView Graph::gelu(const TensorView& x, std::string name) {
   return record(Op::kGelu, std::move(name), {x}, out);
 }
 
+TensorView Graph::moe_gate(const TensorView& logits, const MoeParams& p, std::string name) {
+  PADDOCK_CHECK(logits.type == DType::kF32 && p.k > 0 && p.k <= logits.ne[0]);
+  TensorView out = tensor(DType::kF32, {logits.ne[0], logits.ne[1]});
+  record(Op::kMoeGate, std::move(name), {logits}, out);
+  nodes_.back().moe = p;
+  return out;
+}
+
+TensorView Graph::mul_mat_id(const TensorView& experts, const TensorView& x, const TensorView& gate,
+                             int32_t k, std::string name) {
+  PADDOCK_CHECK(experts.ne[0] == x.ne[0] && x.type == DType::kF32 && (x.ne[1] == 1 || x.ne[1] == k));
+  PADDOCK_CHECK(gate.ne[0] == experts.ne[2] && gate.ne[1] == x.ne[2] && k > 0 && k <= experts.ne[2]);
+  TensorView out = tensor(DType::kF32, {experts.ne[1], k, x.ne[2]});  // [M, k, N]
+  record(Op::kMulMatId, std::move(name), {experts, x, gate}, out);
+  nodes_.back().moe.k = k;
+  return out;
+}
+
+TensorView Graph::moe_sum(const TensorView& experts_out, const TensorView& gate, std::string name) {
+  PADDOCK_CHECK(gate.ne[1] == experts_out.ne[2] && experts_out.ne[1] <= gate.ne[0]);
+  TensorView out = tensor(DType::kF32, {experts_out.ne[0], experts_out.ne[2]});  // [M, N]
+  return record(Op::kMoeSum, std::move(name), {experts_out, gate}, out);
+}
+
 void Graph::attention(const TensorView& q, const TensorView& k, const TensorView& v,
-                      std::span<const int32_t> pos, const AttnParams& p, const std::optional<TensorView>& sinks,
-                      const TensorView& dst, std::string name) {
+                      std::span<const int32_t> pos, const AttnParams& p,
+                      const std::optional<TensorView>& sinks, const TensorView& dst, std::string name) {
   PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == q.ne[2]);
   PADDOCK_CHECK(p.window >= 0 && (p.window == 0 || p.causal) && p.softcap >= 0);
   PADDOCK_CHECK(p.cells.empty() || static_cast<int64_t>(p.cells.size()) == k.ne[2]);

@@ -36,6 +36,7 @@ struct Node {
   std::span<const int32_t> ids;  // get_rows: rows; rope, attention: one position per token
   float scalar = 0;              // rms_norm, norm: eps; scale: the factor
   AttnParams attn;               // attention
+  MoeParams moe;                 // moe_gate; mul_mat_id: moe.k
   RopeParams rope;               // rope (src[1], when present, holds the frequency factors)
   int32_t layer = -1;            // Graph::set_layer when recorded: -1 input, n_layer output
 
@@ -90,6 +91,12 @@ class Graph {
   TensorView scale(const TensorView& x, float s, std::string name);
   TensorView norm(const TensorView& x, float eps, std::string name);
   TensorView gelu(const TensorView& x, std::string name);
+  // Mixture of experts: router logits [n_expert, N] -> gate [n_expert, N]; the chosen
+  // experts' products [M, k, N] for x [K, 1 or k, N]; their gate-weighted sum [M, N].
+  TensorView moe_gate(const TensorView& logits, const MoeParams& p, std::string name);
+  TensorView mul_mat_id(const TensorView& experts, const TensorView& x, const TensorView& gate, int32_t k,
+                        std::string name);
+  TensorView moe_sum(const TensorView& experts_out, const TensorView& gate, std::string name);
   // These two write into dst (rows of a planned tensor, a KV cache's cells).
   void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
                  const AttnParams& p, const std::optional<TensorView>& sinks, const TensorView& dst,

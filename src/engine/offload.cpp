@@ -1,6 +1,7 @@
 #include "engine/offload.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <vector>
 
@@ -50,7 +51,8 @@ uint64_t compute_reserve(const gguf::File& file, const HParams& hp, const Engine
 
 std::string human(uint64_t bytes) {
   if (bytes < (uint64_t{1} << 30)) return std::to_string(bytes / kMiB) + " MiB";
-  return std::to_string(bytes >> 30) + "." + std::to_string((bytes & ((uint64_t{1} << 30) - 1)) * 10 >> 30) + " GiB";
+  return std::to_string(bytes >> 30) + "." + std::to_string((bytes & ((uint64_t{1} << 30) - 1)) * 10 >> 30) +
+         " GiB";
 }
 
 }  // namespace
@@ -65,19 +67,24 @@ Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, 
     const std::optional<std::string> named = env_get("VULKAN_DEVICE");
     Result<std::unique_ptr<Backend>> gpu = make_vulkan_backend(named.value_or(""));
     if (!gpu.ok() && named && !named->empty()) return gpu.status();  // the user asked for it
-    if (gpu.ok()) {
+    const std::array<DType, 3> experts = {DType::kF32, DType::kF32, DType::kF32};
+    if (gpu.ok() && hp.n_expert > 0 && !(*gpu)->supports(Op::kMulMatId, experts)) {
+      out.summary = "the " + std::string((*gpu)->device().name()) +
+                    " backend cannot run mixture-of-experts layers yet: running on the CPU";
+    } else if (gpu.ok()) {
       std::unique_ptr<Backend> vk = std::move(gpu).value();
       FitRequest fit = offload_weights(file, hp.n_layer);
       // Before the arch loads, no layer is known to be windowed: every layer counts in full.
-      const uint64_t kv_all = kv_cache_bytes(kv_config(hp, n_ctx, options.kv_type)) *
-                              static_cast<uint64_t>(options.num_parallel);
+      const uint64_t kv_all =
+          kv_cache_bytes(kv_config(hp, n_ctx, options.kv_type)) * static_cast<uint64_t>(options.num_parallel);
       fit.kv_per_layer = kv_all / static_cast<uint64_t>(std::max<int64_t>(hp.n_layer, 1));
       fit.compute = compute_reserve(file, hp, options);
       const DeviceMemory mem = vk->device().memory();
       const uint64_t overhead = gpu_overhead();
       fit.free = mem.free > overhead ? mem.free - overhead : 0;
       const bool automatic = !options.num_gpu || *options.num_gpu < 0;
-      out.gpu_layers = std::clamp<int64_t>(automatic ? fit_offload(fit) : *options.num_gpu, 0, hp.n_layer + 1);
+      out.gpu_layers =
+          std::clamp<int64_t>(automatic ? fit_offload(fit) : *options.num_gpu, 0, hp.n_layer + 1);
       for (int64_t il = std::max<int64_t>(hp.n_layer - out.gpu_layers, 0); il < hp.n_layer; ++il) {
         out.device_bytes += fit.layer_weights[static_cast<size_t>(il)] + fit.kv_per_layer;
       }
@@ -85,14 +92,14 @@ Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, 
       out.summary = "offloading " + std::to_string(std::min(out.gpu_layers, hp.n_layer)) + "/" +
                     std::to_string(hp.n_layer) + " layers" +
                     (out.gpu_layers > hp.n_layer ? " and the output" : "") + " to " +
-                    std::string(vk->device().name()) + " (" + human(mem.free) + " free of " + human(mem.total) +
-                    ", " + human(out.device_bytes) + " of weights and KV cache there)";
+                    std::string(vk->device().name()) + " (" + human(mem.free) + " free of " +
+                    human(mem.total) + ", " + human(out.device_bytes) + " of weights and KV cache there)";
       if (out.gpu_layers > 0) {
         std::vector<std::unique_ptr<Backend>> bs;
         bs.push_back(std::move(cpu));
         bs.push_back(std::move(vk));
-        PADDOCK_ASSIGN(out.backend,
-                       make_split_backend(std::move(bs), Placement::offload(hp.n_layer, out.gpu_layers, 0, 1)));
+        PADDOCK_ASSIGN(out.backend, make_split_backend(std::move(bs),
+                                                       Placement::offload(hp.n_layer, out.gpu_layers, 0, 1)));
         return out;
       }
     } else {
@@ -103,7 +110,8 @@ Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, 
   out.backend = std::move(cpu);
   out.gpu_layers = 0;
   out.device_bytes = 0;
-  if (out.summary.empty()) out.summary = want_gpu ? "no GPU found; running on the CPU" : "num_gpu 0: running on the CPU";
+  if (out.summary.empty())
+    out.summary = want_gpu ? "no GPU found; running on the CPU" : "num_gpu 0: running on the CPU";
   return out;
 }
 

@@ -42,8 +42,8 @@ Result<AttnWeights> bind_attention(WeightBinder& b, const HParams& hp, int64_t i
   PADDOCK_ASSIGN(w.wq, b.tensor(blk(il, "attn_q.weight"), {hp.n_embd, n_q}, Use::kMulMat));
   PADDOCK_ASSIGN(w.wk, b.tensor(blk(il, "attn_k.weight"), {hp.n_embd, n_k}, Use::kMulMat));
   PADDOCK_ASSIGN(w.wv, b.tensor(blk(il, "attn_v.weight"), {hp.n_embd, n_v}, Use::kMulMat));
-  PADDOCK_ASSIGN(w.wo, b.tensor(blk(il, "attn_output.weight"), {hp.layer(il).n_head * hp.head_dim_v, hp.n_embd},
-                                Use::kMulMat));
+  PADDOCK_ASSIGN(w.wo, b.tensor(blk(il, "attn_output.weight"),
+                                {hp.layer(il).n_head * hp.head_dim_v, hp.n_embd}, Use::kMulMat));
   PADDOCK_ASSIGN(w.bq, bind_part(b, parts.qkv_bias, blk(il, "attn_q.bias"), {n_q}));
   PADDOCK_ASSIGN(w.bk, bind_part(b, parts.qkv_bias, blk(il, "attn_k.bias"), {n_k}));
   PADDOCK_ASSIGN(w.bv, bind_part(b, parts.qkv_bias, blk(il, "attn_v.bias"), {n_v}));
@@ -56,12 +56,13 @@ Result<AttnWeights> bind_attention(WeightBinder& b, const HParams& hp, int64_t i
 Result<AttnWeights> bind_fused_attention(WeightBinder& b, const HParams& hp, int64_t il) {
   AttnWeights w;
   const int64_t qkv[] = {hp.n_embd_q(il), hp.n_embd_k(il), hp.n_embd_v(il)};
-  PADDOCK_ASSIGN(const std::vector<TensorView> parts, b.split_rows(blk(il, "attn_qkv.weight"), hp.n_embd, qkv));
+  PADDOCK_ASSIGN(const std::vector<TensorView> parts,
+                 b.split_rows(blk(il, "attn_qkv.weight"), hp.n_embd, qkv));
   w.wq = parts[0];
   w.wk = parts[1];
   w.wv = parts[2];
-  PADDOCK_ASSIGN(w.wo, b.tensor(blk(il, "attn_output.weight"), {hp.layer(il).n_head * hp.head_dim_v, hp.n_embd},
-                                Use::kMulMat));
+  PADDOCK_ASSIGN(w.wo, b.tensor(blk(il, "attn_output.weight"),
+                                {hp.layer(il).n_head * hp.head_dim_v, hp.n_embd}, Use::kMulMat));
   PADDOCK_ASSIGN(w.bo, b.optional(blk(il, "attn_output.bias"), {hp.n_embd}));
   return w;
 }
@@ -75,13 +76,37 @@ Result<FfnWeights> bind_gated_ffn(WeightBinder& b, const HParams& hp, int64_t il
   return w;
 }
 
+Result<MoeWeights> bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t il, const MoeParams& params) {
+  if (hp.n_expert == 0)
+    return corrupt("layer " + std::to_string(il) + " has experts but the file has no expert_count");
+  MoeWeights w;
+  w.params = params;
+  const int64_t n_ff = hp.n_ff_exp;
+  PADDOCK_ASSIGN(w.gate_inp,
+                 b.tensor(blk(il, "ffn_gate_inp.weight"), {hp.n_embd, hp.n_expert}, Use::kMulMat));
+  PADDOCK_ASSIGN(w.gate_exps,
+                 b.tensor(blk(il, "ffn_gate_exps.weight"), {hp.n_embd, n_ff, hp.n_expert}, Use::kMulMatId));
+  PADDOCK_ASSIGN(w.up_exps,
+                 b.tensor(blk(il, "ffn_up_exps.weight"), {hp.n_embd, n_ff, hp.n_expert}, Use::kMulMatId));
+  PADDOCK_ASSIGN(w.down_exps,
+                 b.tensor(blk(il, "ffn_down_exps.weight"), {n_ff, hp.n_embd, hp.n_expert}, Use::kMulMatId));
+  return w;
+}
+
 Result<PreNormLayerWeights> bind_pre_norm_layer(WeightBinder& b, const HParams& hp, int64_t il,
                                                 const AttnParts& parts) {
   PreNormLayerWeights w;
   PADDOCK_ASSIGN(w.attn_norm, b.tensor(blk(il, "attn_norm.weight"), {hp.n_embd}));
   PADDOCK_ASSIGN(w.attn, bind_attention(b, hp, il, parts));
   PADDOCK_ASSIGN(w.ffn_norm, b.tensor(blk(il, "ffn_norm.weight"), {hp.n_embd}));
-  PADDOCK_ASSIGN(w.ffn, bind_gated_ffn(b, hp, il));
+  if (parts.moe) {
+    PADDOCK_ASSIGN(w.ffn, bind_moe_ffn(b, hp, il,
+                                       {.k = static_cast<int32_t>(hp.n_expert_used),
+                                        .gating = MoeGating::kSoftmaxTopK,
+                                        .norm = hp.expert_weights_norm}));
+  } else {
+    PADDOCK_ASSIGN(w.ffn, bind_gated_ffn(b, hp, il));
+  }
   return w;
 }
 
@@ -111,8 +136,8 @@ TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight
   return c.g.mul(n, weight, layer_name(name, il));                             // [n, ...]
 }
 
-TensorView layer_norm(ForwardContext& c, const TensorView& x, const TensorView& weight, const TensorView& bias,
-                      std::string_view name, int64_t il) {
+TensorView layer_norm(ForwardContext& c, const TensorView& x, const TensorView& weight,
+                      const TensorView& bias, std::string_view name, int64_t il) {
   const TensorView n = c.g.norm(x, c.hp.norm_eps, layer_name("norm", il));  // [n, ...]
   const TensorView w = c.g.mul(n, weight, layer_name(std::string(name) + "_w", il));
   return c.g.add(w, bias, layer_name(name, il));  // [n, ...]
@@ -132,7 +157,7 @@ TensorView heads_with_rope(ForwardContext& c, const TensorView& x, int64_t head_
                            const std::optional<TensorView>& head_norm, std::string_view name, int64_t il) {
   TensorView h = x.reshape({head_dim, x.ne[0] / head_dim, x.ne[1]});  // [head_dim, n_heads, n_tokens]
   if (head_norm)
-    h = norm(c, h, *head_norm, std::string(name) + "_normed", il);          // [head_dim, n_heads, n_tokens]
+    h = norm(c, h, *head_norm, std::string(name) + "_normed", il);  // [head_dim, n_heads, n_tokens]
   if (c.hp.n_rot == 0) return h;
   return c.g.rope(h, c.pos, layer_rope(c.rope, c.hp.layer(il)), c.rope_factors,
                   layer_name(name, il));  // [head_dim, n_heads, n_tokens]
@@ -170,10 +195,11 @@ TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const A
                layer_name("v_cache", il));  // [d_v, n_head_kv, run.n]
       row += run.n;
     }
-    c.g.attention(rows(q, s.first, s.n), kv.k(il, 0, cells.n_read), kv.v(il, 0, cells.n_read),
-                  c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)),
-                  AttnParams{.scale = scale, .causal = hp.causal, .window = lp.window, .cells = cells.positions}, std::nullopt,
-                  rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
+    c.g.attention(
+        rows(q, s.first, s.n), kv.k(il, 0, cells.n_read), kv.v(il, 0, cells.n_read),
+        c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)),
+        AttnParams{.scale = scale, .causal = hp.causal, .window = lp.window, .cells = cells.positions},
+        std::nullopt, rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
   }
   return linear(c, w.wo, w.bo, out.reshape({hp.head_dim_v * lp.n_head, n}),
                 layer_name("attn_out", il));  // [n_embd, n]
@@ -184,12 +210,27 @@ TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const F
   const TensorView up = c.g.mul_mat(w.up, x, layer_name("ffn_up", il));        // [n_ff, n]
   const TensorView h = act == Act::kGelu ? c.g.geglu(gate, up, layer_name("ffn_geglu", il))
                                          : c.g.swiglu(gate, up, layer_name("ffn_swiglu", il));  // [n_ff, n]
-  return c.g.mul_mat(w.down, h, layer_name("ffn_out", il));  // [n_embd, n]
+  return c.g.mul_mat(w.down, h, layer_name("ffn_out", il));                                     // [n_embd, n]
+}
+
+TensorView moe_ffn(ForwardContext& c, int64_t il, const TensorView& x, const MoeWeights& w) {
+  const int32_t k = w.params.k;
+  const int64_t n = x.ne[1];
+  const TensorView logits = c.g.mul_mat(w.gate_inp, x, layer_name("ffn_moe_logits", il));     // [n_expert, n]
+  const TensorView gate = c.g.moe_gate(logits, w.params, layer_name("ffn_moe_weights", il));  // [n_expert, n]
+  const TensorView x3 = x.reshape({x.ne[0], 1, n});
+  const TensorView g =
+      c.g.mul_mat_id(w.gate_exps, x3, gate, k, layer_name("ffn_moe_gate", il));               // [n_ff, k, n]
+  const TensorView u = c.g.mul_mat_id(w.up_exps, x3, gate, k, layer_name("ffn_moe_up", il));  // [n_ff, k, n]
+  const TensorView h = c.g.swiglu(g, u, layer_name("ffn_moe_swiglu", il));                    // [n_ff, k, n]
+  const TensorView d =
+      c.g.mul_mat_id(w.down_exps, h, gate, k, layer_name("ffn_moe_down", il));  // [n_embd, k, n]
+  return c.g.moe_sum(d, gate, layer_name("ffn_moe_out", il));                   // [n_embd, n]
 }
 
 void keep_output_rows(ForwardContext& c, int64_t il, TensorView& cur, TensorView& residual) {
   if (!c.last_layer(il) || static_cast<int64_t>(c.out_rows.size()) == c.n_tokens()) return;
-  cur = c.g.get_rows(cur, c.out_rows, layer_name("attn_out_rows", il));        // [n, n_out]
+  cur = c.g.get_rows(cur, c.out_rows, layer_name("attn_out_rows", il));       // [n, n_out]
   residual = c.g.get_rows(residual, c.out_rows, layer_name("inp_rows", il));  // [n, n_out]
 }
 
@@ -197,9 +238,12 @@ TensorView pre_norm_layer(ForwardContext& c, int64_t il, const TensorView& x, co
   TensorView residual = x;
   TensorView a = attention(c, il, norm(c, x, w.attn_norm, "attn_norm", il), w.attn);  // [n_embd, n_tokens]
   keep_output_rows(c, il, a, residual);
-  const TensorView ffn_inp = c.g.add(residual, a, layer_name("ffn_inp", il));                // [n_embd, n]
-  const TensorView f = gated_ffn(c, il, norm(c, ffn_inp, w.ffn_norm, "ffn_norm", il), w.ffn);  // [n_embd, n]
-  return c.g.add(ffn_inp, f, layer_name("l_out", il));                                       // [n_embd, n]
+  const TensorView ffn_inp = c.g.add(residual, a, layer_name("ffn_inp", il));  // [n_embd, n]
+  const TensorView normed = norm(c, ffn_inp, w.ffn_norm, "ffn_norm", il);
+  const TensorView f = std::holds_alternative<MoeWeights>(w.ffn)
+                           ? moe_ffn(c, il, normed, std::get<MoeWeights>(w.ffn))
+                           : gated_ffn(c, il, normed, std::get<FfnWeights>(w.ffn));  // [n_embd, n]
+  return c.g.add(ffn_inp, f, layer_name("l_out", il));                               // [n_embd, n]
 }
 
 TensorView lm_head(ForwardContext& c, const TensorView& x, const EmbdHeadWeights& w) {

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "backend/backend.h"
 #include "backend/graph.h"
@@ -30,13 +31,22 @@
 namespace paddock {
 
 struct AttnWeights {
-  TensorView wq, wk, wv, wo;                 // [n_embd, n_embd_q], [n_embd, n_embd_k], ..., [n_head * d_v, n_embd]
+  TensorView wq, wk, wv, wo;  // [n_embd, n_embd_q], [n_embd, n_embd_k], ..., [n_head * d_v, n_embd]
   std::optional<TensorView> bq, bk, bv, bo;  // [n_embd_q], [n_embd_k], [n_embd_v], [n_embd]
   std::optional<TensorView> q_norm, k_norm;  // [head_dim_k], per head (qwen3)
 };
 
 struct FfnWeights {
   TensorView gate, up, down;  // [n_embd, n_ff], [n_embd, n_ff], [n_ff, n_embd]
+};
+
+// A mixture of experts in place of the FFN (qwen3moe): the router picks each token's k
+// experts, whose gated FFNs' outputs are summed, weighted by the router.
+struct MoeWeights {
+  TensorView gate_inp;            // [n_embd, n_expert], the router
+  TensorView gate_exps, up_exps;  // [n_embd, n_ff_exp, n_expert]
+  TensorView down_exps;           // [n_ff_exp, n_embd, n_expert]
+  MoeParams params;
 };
 
 // The activation of a gated FFN's gate.
@@ -47,7 +57,7 @@ struct PreNormLayerWeights {
   TensorView attn_norm;  // [n_embd]
   AttnWeights attn;
   TensorView ffn_norm;  // [n_embd]
-  FfnWeights ffn;
+  std::variant<FfnWeights, MoeWeights> ffn;
 };
 
 // Token embeddings and the head.
@@ -63,6 +73,7 @@ enum class Part : uint8_t { kAbsent, kOptional, kRequired };
 struct AttnParts {
   Part qkv_bias = Part::kAbsent;  // attn_q/k/v.bias (attn_output.bias is always optional)
   Part qk_norm = Part::kAbsent;   // attn_q_norm / attn_k_norm
+  bool moe = false;               // the FFN is a mixture of experts (ffn_*_exps)
 };
 
 // token_embd (which sets hp.n_vocab), output_norm and output, tied to token_embd when absent.
@@ -73,7 +84,10 @@ Result<AttnWeights> bind_attention(WeightBinder& b, const HParams& hp, int64_t i
 Result<AttnWeights> bind_fused_attention(WeightBinder& b, const HParams& hp, int64_t il);
 // ffn_gate, ffn_up, ffn_down of layer il.
 Result<FfnWeights> bind_gated_ffn(WeightBinder& b, const HParams& hp, int64_t il);
-// attn_norm, attention, ffn_norm and FFN of layer il.
+// ffn_gate_inp and ffn_{gate,up,down}_exps of layer il, routed as `params` says.
+Result<MoeWeights> bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t il, const MoeParams& params);
+// attn_norm, attention, ffn_norm and FFN (parts.moe: the experts, softmax-routed, their
+// weights renormalised as expert_weights_norm says) of layer il.
 Result<PreNormLayerWeights> bind_pre_norm_layer(WeightBinder& b, const HParams& hp, int64_t il,
                                                 const AttnParts& parts);
 
@@ -97,7 +111,7 @@ struct ForwardContext {
   std::span<const SeqSlice> seqs;     // cover the pass's tokens in order
   std::span<const int32_t> out_rows;  // batch rows that produce output, ascending
   Head head;
-  RopeParams rope;  // the model's; each layer's base and scale: layer_rope
+  RopeParams rope;                         // the model's; each layer's base and scale: layer_rope
   std::optional<TensorView> rope_factors;  // rope_freqs.weight, when the model has it
   int64_t n_tokens() const { return static_cast<int64_t>(pos.size()); }
   bool last_layer(int64_t il) const { return il == hp.n_layer - 1; }
@@ -115,8 +129,8 @@ std::string layer_name(std::string_view name, int64_t il);
 TensorView norm(ForwardContext& c, const TensorView& x, const TensorView& weight, std::string_view name,
                 int64_t il);
 // LayerNorm: norm(x) * weight + bias, named `name` (hp.norm_eps). x [n, ...] -> [n, ...]
-TensorView layer_norm(ForwardContext& c, const TensorView& x, const TensorView& weight, const TensorView& bias,
-                      std::string_view name, int64_t il);
+TensorView layer_norm(ForwardContext& c, const TensorView& x, const TensorView& weight,
+                      const TensorView& bias, std::string_view name, int64_t il);
 // w x, plus bias when there is one, named `name`. x [n_in, n] -> [n_out, n]
 TensorView linear(ForwardContext& c, const TensorView& w, const std::optional<TensorView>& bias,
                   const TensorView& x, const std::string& name);
@@ -125,7 +139,11 @@ TensorView linear(ForwardContext& c, const TensorView& w, const std::optional<Te
 // layer's base). x [n_embd, n_tokens] (already normed) -> [n_embd, n_tokens]
 TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const AttnWeights& w);
 // down(act(gate x) * up x). x [n_embd, n] -> [n_embd, n]
-TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const FfnWeights& w, Act act = Act::kSilu);
+TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const FfnWeights& w,
+                     Act act = Act::kSilu);
+// The experts' FFN: each token's k experts' SiLU-gated FFNs, weighted by the router and
+// summed. x [n_embd, n] -> [n_embd, n]
+TensorView moe_ffn(ForwardContext& c, int64_t il, const TensorView& x, const MoeWeights& w);
 // As llama.cpp does, the last layer keeps only the output rows once attention has mixed
 // the tokens: from there on every op is row-wise. Both [n, n_tokens] -> [n, n_out] then.
 void keep_output_rows(ForwardContext& c, int64_t il, TensorView& cur, TensorView& residual);

@@ -1,10 +1,40 @@
 #include "model/hparams.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "backend/moe.h"
 
 #include "gguf/keys.h"
 
 namespace paddock {
+
+namespace {
+
+Status load_experts(const gguf::File& file, const gguf::KeyReader& r, HParams& hp) {
+  PADDOCK_ASSIGN(hp.n_expert, r.optional_int("expert_count", 0));
+  if (hp.n_expert == 0) return Status::ok();
+  if (hp.n_expert < 0 || hp.n_expert > kMaxExperts) {
+    return corrupt("key " + r.name("expert_count") + ": expected 0.." + std::to_string(kMaxExperts) +
+                   ", found " + std::to_string(hp.n_expert));
+  }
+  PADDOCK_ASSIGN(hp.n_expert_used, r.required_int("expert_used_count"));
+  if (hp.n_expert_used < 1 || hp.n_expert_used > std::min<int64_t>(hp.n_expert, kMaxExpertsPerToken)) {
+    return corrupt("key " + r.name("expert_used_count") + ": expected 1.." +
+                   std::to_string(std::min<int64_t>(hp.n_expert, kMaxExpertsPerToken)) + ", found " +
+                   std::to_string(hp.n_expert_used));
+  }
+  PADDOCK_ASSIGN(hp.n_ff_exp, r.optional_int("expert_feed_forward_length", hp.layer(0).n_ff));
+  if (hp.n_ff_exp < 1) return corrupt("key " + r.name("expert_feed_forward_length") + ": expected > 0");
+  if (r.has("expert_weights_norm")) {
+    const std::optional<bool> norm = file.get_bool(r.name("expert_weights_norm"));
+    if (!norm) return corrupt("key " + r.name("expert_weights_norm") + ": expected a bool");
+    hp.expert_weights_norm = *norm;
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 Result<HParams> load_hparams(const gguf::File& file, std::string_view arch, float default_rms_eps) {
   const gguf::KeyReader r(file, arch);
@@ -77,6 +107,7 @@ Result<HParams> load_hparams(const gguf::File& file, std::string_view arch, floa
     }
     hp.pooling = static_cast<Pooling>(*pooling);
   }
+  PADDOCK_TRY(load_experts(file, r, hp));
   return hp;
 }
 

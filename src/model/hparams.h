@@ -46,6 +46,10 @@ struct HParams {
   float rope_freq_base = 10000.0f;   // each layer's starts as this one
   float rope_freq_scale = 1.0f;      // 1 / rope.scaling.factor for linear scaling
   Pooling pooling = Pooling::kMean;  // pooling_type
+  int64_t n_expert = 0;       // expert_count: 0 for a dense model
+  int64_t n_expert_used = 0;  // expert_used_count: experts per token
+  int64_t n_ff_exp = 0;       // expert_feed_forward_length, default feed_forward_length
+  bool expert_weights_norm = true;  // the chosen experts' weights rescaled to sum 1
 
   const LayerParams& layer(int64_t il) const { return layers[static_cast<size_t>(il)]; }
   int64_t n_embd_q(int64_t il) const { return layer(il).n_head * head_dim_k; }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "backend/graph.h"
 #include "backend/ref/ref_backend.h"
 #include "gguf/writer.h"
@@ -24,9 +25,10 @@ namespace {
 struct Spec {
   std::string arch = "llama";
   int64_t n_embd = 16, n_layer = 2, n_head = 4, n_head_kv = 2, n_ff = 24, n_vocab = 40;
-  int64_t head_dim = 0;  // explicit key_length when nonzero
+  int64_t head_dim = 0;                                // explicit key_length when nonzero
   std::vector<int32_t> n_ff_layers, n_head_kv_layers;  // per-layer array keys when not empty
   bool qkv_bias = false, qk_norm = false, tied = false, rope_freqs = false;
+  int64_t n_expert = 0, n_expert_used = 0;  // > 0: a mixture of experts of n_ff each in place of the FFN
   std::map<std::string, std::vector<int64_t>> shape_override;
   std::map<std::string, DType> type_override;
   std::set<std::string> omit;
@@ -51,6 +53,10 @@ class TinyModel {
     if (!s.n_ff_layers.empty()) w.set_array_i32(a + ".feed_forward_length", s.n_ff_layers);
     if (!s.n_head_kv_layers.empty()) w.set_array_i32(a + ".attention.head_count_kv", s.n_head_kv_layers);
     key("context_length", 64);
+    if (s.n_expert > 0) {
+      key("expert_count", static_cast<uint32_t>(s.n_expert));
+      key("expert_used_count", static_cast<uint32_t>(s.n_expert_used));
+    }
     w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
     w.set_f32(a + ".rope.freq_base", 10000.0f);
     const int64_t hd = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
@@ -80,6 +86,13 @@ class TinyModel {
         add(w, s, p + "attn_k_norm.weight", {hd}, 0.1f, 1.0f);
       }
       add(w, s, p + "ffn_norm.weight", {s.n_embd}, 0.1f, 1.0f);
+      if (s.n_expert > 0) {
+        add(w, s, p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, 0.5f);
+        add(w, s, p + "ffn_gate_exps.weight", {s.n_embd, n_ff, s.n_expert}, 0.3f);
+        add(w, s, p + "ffn_up_exps.weight", {s.n_embd, n_ff, s.n_expert}, 0.3f);
+        add(w, s, p + "ffn_down_exps.weight", {n_ff, s.n_embd, s.n_expert}, 0.3f);
+        continue;
+      }
       add(w, s, p + "ffn_gate.weight", {s.n_embd, n_ff}, 0.3f);
       add(w, s, p + "ffn_up.weight", {s.n_embd, n_ff}, 0.3f);
       add(w, s, p + "ffn_down.weight", {n_ff, s.n_embd}, 0.3f);
@@ -173,6 +186,31 @@ TEST(Model, LlamaTiedOutputWithRopeFactors) {
 TEST(Model, Qwen2WithBiases) { expect_batch_matches_incremental(Spec{.arch = "qwen2", .qkv_bias = true}); }
 TEST(Model, Qwen3WithQkNormAndExplicitHeadDim) {
   expect_batch_matches_incremental(Spec{.arch = "qwen3", .head_dim = 6, .qk_norm = true});
+}
+TEST(Model, Qwen3MoeRoutesEachTokenAsInABatch) {
+  expect_batch_matches_incremental(
+      Spec{.arch = "qwen3moe", .qk_norm = true, .n_expert = 6, .n_expert_used = 2});
+}
+TEST(Model, Qwen3MoeOnTheCpuBackendGroupsTokensByExpertAsRefDoes) {
+  TinyModel ref(Spec{.arch = "qwen3moe", .qk_norm = true, .n_expert = 6, .n_expert_used = 2});
+  Result<std::unique_ptr<Backend>> cpu_be = make_cpu_backend(2);
+  ASSERT_TRUE(cpu_be.ok());
+  TinyModel cpu(Spec{.arch = "qwen3moe", .qk_norm = true, .n_expert = 6, .n_expert_used = 2},
+                std::move(*cpu_be));
+  Result<std::unique_ptr<Model>> mr = ref.load();
+  Result<std::unique_ptr<Model>> mc = cpu.load();
+  ASSERT_TRUE(mr.ok() && mc.ok()) << mr.status().message() << mc.status().message();
+  const std::vector<int32_t> tokens = {1, 7, 3, 39, 0, 12, 5, 5, 21};
+  Result<KvCache> kv_ref = KvCache::create(kv_config((*mr)->hparams(), 16, DType::kF32), host_device());
+  Result<KvCache> kv_cpu = KvCache::create(kv_config((*mc)->hparams(), 16, DType::kF32), host_device());
+  ASSERT_TRUE(kv_ref.ok() && kv_cpu.ok());
+  Result<std::vector<float>> a =
+      (*mr)->forward(ref.backend(), *kv_ref, tokens, iota_positions(0, tokens.size()), true);
+  Result<std::vector<float>> b =
+      (*mc)->forward(cpu.backend(), *kv_cpu, tokens, iota_positions(0, tokens.size()), true);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->size(), b->size());
+  for (size_t i = 0; i < a->size(); ++i) EXPECT_NEAR((*a)[i], (*b)[i], 1e-3) << "logit " << i;
 }
 TEST(Model, PerLayerFfnSizes) { expect_batch_matches_incremental(Spec{.n_ff_layers = {24, 40}}); }
 TEST(Model, PerLayerKvHeads) { expect_batch_matches_incremental(Spec{.n_head_kv_layers = {4, 1}}); }
@@ -298,7 +336,9 @@ Status load_error(const Spec& spec) {
 TEST(ModelErrors, UnknownArchitectureNamesTheSupportedOnes) {
   const Status s = load_error(Spec{.arch = "gemma"});
   EXPECT_EQ(s.code(), Code::kUnsupported);
-  EXPECT_EQ(s.message(), "architecture \"gemma\" is not supported (supported: bert, gemma3, llama, nomic-bert, phi3, qwen2, qwen3)");
+  EXPECT_EQ(s.message(),
+            "architecture \"gemma\" is not supported (supported: bert, gemma3, llama, nomic-bert, phi3, "
+            "qwen2, qwen3, qwen3moe)");
 }
 
 TEST(ModelErrors, WrongShapeNamesTensorAndShapes) {
@@ -337,8 +377,9 @@ TEST(ModelErrors, PerLayerKeys) {
             "key llama.feed_forward_length: expected one value or 2 (one per layer), found 3");
   EXPECT_EQ(load_error(Spec{.n_ff_layers = {24, 0}}).message(),
             "key llama.feed_forward_length[1]: expected 1..16777216, found 0");
-  EXPECT_EQ(load_error(Spec{.n_head_kv_layers = {2, 3}}).message(),
-            "llama.attention.head_count (4, layer 1): expected a multiple of attention.head_count_kv, found 3");
+  EXPECT_EQ(
+      load_error(Spec{.n_head_kv_layers = {2, 3}}).message(),
+      "llama.attention.head_count (4, layer 1): expected a multiple of attention.head_count_kv, found 3");
 }
 
 TEST(ModelErrors, ForwardRejectsBadInputsAndFullContext) {

@@ -16,8 +16,9 @@ constexpr std::array kArchs = {
     ArchEntry{"phi3", load_phi3},
     ArchEntry{"qwen2", load_qwen2},
     ArchEntry{"qwen3", load_qwen3},
+    ArchEntry{"qwen3moe", load_qwen3moe},
 };
-static_assert(kArchs.size() == 7, "one row per loader in model/arch/ (bert.cpp has two)");
+static_assert(kArchs.size() == 8, "one row per loader in model/arch/ (bert.cpp has two)");
 }  // namespace
 
 std::span<const ArchEntry> architectures() { return kArchs; }

@@ -36,6 +36,17 @@ int64_t layer_of(const std::string& name, Use use) {
   return use == Use::kGetRows ? -1 : kOutputLayer;
 }
 
+// The op a weight of this use is src0 of (kCount: a parameter).
+Op use_op(Use use) {
+  switch (use) {
+    case Use::kParam: return Op::kCount;
+    case Use::kMulMat: return Op::kMulMat;
+    case Use::kMulMatId: return Op::kMulMatId;
+    case Use::kGetRows: return Op::kGetRows;
+  }
+  return Op::kCount;
+}
+
 std::vector<int64_t> trimmed(std::vector<int64_t> ne) {
   while (ne.size() > 1 && ne.back() == 1) ne.pop_back();
   return ne;
@@ -93,8 +104,7 @@ Result<std::vector<TensorView>> WeightBinder::split_rows(const std::string& name
 }
 
 void WeightBinder::prepare(const TensorView& v, const std::string& name, Use use) {
-  const Op op = use == Use::kParam ? Op::kCount : use == Use::kMulMat ? Op::kMulMat : Op::kGetRows;
-  backend_.for_layer(layer_of(name, use)).prepare_weight(v, op);
+  backend_.for_layer(layer_of(name, use)).prepare_weight(v, use_op(use));
 }
 
 Result<TensorView> WeightBinder::bind_view(const std::string& name, std::initializer_list<int64_t> ne, Use use,
@@ -130,7 +140,7 @@ Result<TensorView> WeightBinder::bind_view(const std::string& name, std::initial
     }
     return v;
   }
-  const Op op = use == Use::kMulMat ? Op::kMulMat : Op::kGetRows;
+  const Op op = use_op(use);
   const std::array<DType, 3> types = {v.type, DType::kF32, DType::kF32};
   Backend& be = backend_.for_layer(layer_of(name, use));
   if (!be.supports(op, types)) {

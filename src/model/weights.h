@@ -36,6 +36,7 @@ FitRequest offload_weights(const gguf::File& file, int64_t n_layer);
 enum class Use : uint8_t {
   kParam,    // F32: norm weights, biases, rope factors
   kMulMat,   // the weight of a mul_mat: any type the backend multiplies; prepared at load
+  kMulMatId,  // a stack of experts' matrices [K, M, n_expert] (mul_mat_id): likewise
   kGetRows,  // a table rows are gathered from (token embeddings): any type the backend gathers
 };
 

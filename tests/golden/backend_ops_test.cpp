@@ -33,6 +33,7 @@
 #include "base/env.h"
 #endif
 #include "backend/graph.h"
+#include "backend/moe.h"
 #include "backend/ref/kernels.h"
 #include "backend/ref/ref_backend.h"
 #include "quant/quant.h"
@@ -73,8 +74,9 @@ std::vector<BackendUnderTest> backends_under_test() {
   // The device PADDOCK_VULKAN_DEVICE names (ctest names lavapipe), else the first GPU.
   // On a CPU device, also as it shapes work for a GPU (many invocations per row).
   for (bool gpu_tuning : {false, true}) {
-    out.push_back({gpu_tuning ? "vulkan_gpu_tuned" : "vulkan", [=] { return make_vulkan_backend("", gpu_tuning); },
-                   Precision::kNmse, false, env_get("VULKAN_DEVICE").has_value()});
+    out.push_back({gpu_tuning ? "vulkan_gpu_tuned" : "vulkan",
+                   [=] { return make_vulkan_backend("", gpu_tuning); }, Precision::kNmse, false,
+                   env_get("VULKAN_DEVICE").has_value()});
   }
 #endif
   return out;
@@ -202,9 +204,10 @@ struct Case {
   bool in_place = false;  // dst is src[0] (mul, add)
   std::vector<int32_t> ids;
   float scalar = 0;
-  RopeParams rope;  // frequency factors, when present, are src[1]
-  AttnParams attn;  // sinks, when present, are src[3]
+  RopeParams rope;             // frequency factors, when present, are src[1]
+  AttnParams attn;             // sinks, when present, are src[3]
   std::vector<int32_t> cells;  // attention's tagged cells (attn.cells points here when run)
+  MoeParams moe;               // moe_gate; mul_mat_id: moe.k
   Tolerance tol;
   std::string note;  // what the tensors do not show
 
@@ -363,7 +366,8 @@ std::vector<Case> unary_cases(Op op, DType t) {
   std::vector<Case> out;
   for (int64_t n : kSizes) {
     for (Views v : kRowViews) {
-      const Spec x{.type = t, .ne = {n * block(t), 7, 3, 2}, .layout = v.src, .sigma = op == Op::kGelu ? 6.0f : 1.0f};
+      const Spec x{
+          .type = t, .ne = {n * block(t), 7, 3, 2}, .layout = v.src, .sigma = op == Op::kGelu ? 6.0f : 1.0f};
       out.push_back({.op = op,
                      .src = {x},
                      .dst = {.ne = x.ne, .layout = v.dst},
@@ -478,9 +482,10 @@ void add_attention_option_cases(DType t, std::vector<Case>& out) {
     int32_t window;
     bool sinks;
   };
-  constexpr Option kOptions[] = {{"window 5", 0, true, 5, false},      {"window 70", 0, true, 70, false},
-                                 {"non-causal", 0, false, 0, false},   {"softcap 0.7", 0.7f, true, 0, false},
-                                 {"sinks", 0, true, 0, true},          {"window 3, softcap 2, sinks", 2, true, 3, true}};
+  constexpr Option kOptions[] = {
+      {"window 5", 0, true, 5, false},    {"window 70", 0, true, 70, false},
+      {"non-causal", 0, false, 0, false}, {"softcap 0.7", 0.7f, true, 0, false},
+      {"sinks", 0, true, 0, true},        {"window 3, softcap 2, sinks", 2, true, 3, true}};
   for (const Option& o : kOptions) {
     for (int64_t n_kv : {77, 300}) {
       for (int64_t tokens : {1, 7, 33}) {
@@ -528,14 +533,16 @@ void add_attention_tagged_cases(DType t, std::vector<Case>& out) {
           if (ring) {
             const auto newest = static_cast<int32_t>(1000 + n_kv);
             for (int32_t p = newest - static_cast<int32_t>(n_kv) + 4; p <= newest; ++p) c.cells[p % n_kv] = p;
-            for (int64_t i = 0; i < tokens; ++i) c.ids.push_back(newest - static_cast<int32_t>(tokens - 1 - i));
+            for (int64_t i = 0; i < tokens; ++i)
+              c.ids.push_back(newest - static_cast<int32_t>(tokens - 1 - i));
           } else {
             std::vector<int32_t> positions(static_cast<size_t>(2 * n_kv));
             std::iota(positions.begin(), positions.end(), 0);
             std::shuffle(positions.begin(), positions.end(), rng);
             std::copy_n(positions.begin(), n_kv - 5, c.cells.begin());
             std::shuffle(c.cells.begin(), c.cells.end(), rng);
-            for (int64_t i = 0; i < tokens; ++i) c.ids.push_back(positions[static_cast<size_t>(i * 3 % (2 * n_kv))]);
+            for (int64_t i = 0; i < tokens; ++i)
+              c.ids.push_back(positions[static_cast<size_t>(i * 3 % (2 * n_kv))]);
           }
           c.attn.causal = o.causal;
           c.attn.window = o.window;
@@ -611,6 +618,96 @@ std::vector<Case> copy_cases(DType from, std::span<const DType> types) {
   return out;
 }
 
+// A valid gate [n_expert, n_tokens] for k slots: each token's k experts (spread so experts
+// share tokens) with positive weights, except token 1, which has one fewer (an expert whose
+// weight underflowed), so the slots past it must come out 0.
+std::vector<float> gate_values(int64_t n_expert, int64_t n_tokens, int32_t k) {
+  std::vector<float> g(static_cast<size_t>(n_expert * n_tokens), 0.0f);
+  const std::span<const float> r = gaussian(static_cast<size_t>(n_tokens * k), 7);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const int32_t used = t == 1 && k > 1 ? k - 1 : k;
+    for (int32_t s = 0; s < used; ++s) {
+      const int64_t e = (t * 3 + s * 5) % n_expert;
+      g[static_cast<size_t>(t * n_expert + e)] = 0.1f + std::fabs(r[static_cast<size_t>(t * k + s)]);
+    }
+  }
+  return g;
+}
+
+// Both gatings, with and without renormalising, 1 to 8 of 8, 32 and 128 experts, 1 to 33
+// tokens; logits with ties (equal values must go to the lower expert).
+std::vector<Case> moe_gate_cases(DType t) {
+  std::vector<Case> out;
+  for (int64_t e : {8, 32, 128}) {
+    for (int32_t k : {1, 2, 8}) {
+      for (MoeGating gating : {MoeGating::kSoftmaxTopK, MoeGating::kTopKSoftmax}) {
+        for (bool norm : {false, true}) {
+          for (int64_t n : {1, 7, 33}) {
+            out.push_back({.op = Op::kMoeGate,
+                           .src = {{.type = t, .ne = {e, n, 1, 1}, .sigma = 2.0f}},
+                           .dst = {.ne = {e, n, 1, 1}},
+                           .moe = {.k = k, .gating = gating, .norm = norm},
+                           .tol = {.bitwise = true}});
+          }
+        }
+      }
+    }
+  }
+  std::vector<float> ties(8 * 3, 0.5f);
+  ties[3] = 2.0f;
+  out.push_back({.op = Op::kMoeGate,
+                 .src = {{.type = t, .ne = {8, 3, 1, 1}, .values = ties}},
+                 .dst = {.ne = {8, 3, 1, 1}},
+                 .moe = {.k = 2, .gating = MoeGating::kSoftmaxTopK, .norm = true},
+                 .tol = {.bitwise = true},
+                 .note = "tied logits"});
+  return out;
+}
+
+// Experts [K, M, E] of every row length the type allows short of 33 blocks, x shared by the
+// slots ([K, 1, N], the gate and up products) or one per slot ([K, k, N], down); decode (1
+// token) and prefill (33 tokens: experts shared between tokens); a padded x.
+std::vector<Case> mul_mat_id_cases(DType t) {
+  std::vector<Case> out;
+  const int64_t bs = block(t);
+  const auto add = [&](int64_t k_in, int64_t m, int64_t e, int32_t k, int64_t n, bool per_slot, Layout xl) {
+    out.push_back({.op = Op::kMulMatId,
+                   .src = {{.type = t, .ne = {k_in, m, e, 1}, .weight = true},
+                           {.ne = {k_in, per_slot ? k : 1, n, 1}, .layout = xl},
+                           {.ne = {e, n, 1, 1}, .values = gate_values(e, n, k)}},
+                   .dst = {.ne = {m, k, n, 1}},
+                   .moe = {.k = k},
+                   .tol = mul_mat_tolerance(t)});
+  };
+  for (int64_t k_in : {bs, 7 * bs}) {
+    for (int32_t k : {1, 2}) {
+      for (int64_t n : {1, 3, 33}) {
+        for (bool per_slot : {false, true}) add(k_in, 40, 4, k, n, per_slot, Layout::kDense);
+      }
+    }
+  }
+  add(2 * bs, 33, 8, 4, 5, true, Layout::kPadded);
+  add(std::max<int64_t>(bs, 32), 1024, 8, 2, 17, false, Layout::kDense);
+  return out;
+}
+
+// k expert outputs per token weighted by a gate and summed, 1 to 1025 rows.
+std::vector<Case> moe_sum_cases(DType t) {
+  std::vector<Case> out;
+  for (int64_t m : kSizes) {
+    for (int32_t k : {1, 2, 4}) {
+      for (int64_t n : {1, 7}) {
+        out.push_back({.op = Op::kMoeSum,
+                       .src = {{.type = t, .ne = {m, k, n, 1}},
+                               {.type = t, .ne = {8, n, 1, 1}, .values = gate_values(8, n, k)}},
+                       .dst = {.ne = {m, n, 1, 1}},
+                       .tol = {.rel = 1e-6}});
+      }
+    }
+  }
+  return out;
+}
+
 // The input types of `op` with t in its typed slot (tables, weights, K/V, copy sources;
 // every input of the F32 ops).
 std::vector<DType> signature(Op op, DType t) {
@@ -621,8 +718,11 @@ std::vector<DType> signature(Op op, DType t) {
     case Op::kCopy:
     case Op::kScale:
     case Op::kNorm:
-    case Op::kGelu: return {t};
+    case Op::kGelu:
+    case Op::kMoeGate: return {t};
     case Op::kMulMat: return {t, DType::kF32};
+    case Op::kMulMatId: return {t, DType::kF32, DType::kF32};
+    case Op::kMoeSum: return {t, t};
     case Op::kMul:
     case Op::kAdd:
     case Op::kSwiglu:
@@ -652,6 +752,9 @@ std::vector<Case> make_cases(Op op, std::span<const DType> types) {
       case Op::kGelu: more = unary_cases(op, t); break;
       case Op::kAttention: more = attention_cases(t); break;
       case Op::kCopy: more = copy_cases(t, types); break;
+      case Op::kMoeGate: more = moe_gate_cases(t); break;
+      case Op::kMulMatId: more = mul_mat_id_cases(t); break;
+      case Op::kMoeSum: more = moe_sum_cases(t); break;
       case Op::kCount: break;
     }
     std::move(more.begin(), more.end(), std::back_inserter(out));
@@ -707,14 +810,14 @@ TensorView view_of(const Spec& s, Buffer& buffer, size_t offset) {
 }
 
 // A weight as model/weights.cpp binds one: inside adopted bytes, in a buffer over them, with
-// its host address; mul_mat matrices are prepared (the cpu paths interleave them then).
-TensorView load_weight(Target& t, const Spec& s, std::vector<uint8_t> bytes, bool mul_mat) {
+// its host address, prepared for `use` (the cpu paths interleave mul_mat matrices then).
+TensorView load_weight(Target& t, const Spec& s, std::vector<uint8_t> bytes, Op use) {
   const std::vector<uint8_t>& file = t.files.emplace_back(std::move(bytes));
   t.be->adopt_weight_file(file, false);
   t.file_buffers.push_back(wrap_host_memory(file));
   TensorView v = view_of(s, *t.file_buffers.back(), 0);
   v.data = const_cast<uint8_t*>(file.data());
-  t.be->prepare_weight(v, mul_mat ? Op::kMulMat : Op::kGetRows);
+  t.be->prepare_weight(v, use);
   return v;
 }
 
@@ -753,7 +856,7 @@ Result<std::vector<uint8_t>> run_case(Target& t, const Case& c, const Inputs& in
   for (size_t i = 0; i < c.src.size(); ++i) {
     std::vector<uint8_t> bytes = scatter(c.src[i], in[i], unwritten(c.src[i]));
     if (c.src[i].weight) {
-      n.src[i] = load_weight(t, c.src[i], std::move(bytes), c.op == Op::kMulMat);
+      n.src[i] = load_weight(t, c.src[i], std::move(bytes), c.op);
       continue;
     }
     PADDOCK_ASSIGN(Placed p, place(be, std::move(bytes), owned));
@@ -778,6 +881,7 @@ Result<std::vector<uint8_t>> run_case(Target& t, const Case& c, const Inputs& in
   n.rope = c.rope;
   n.attn = c.attn;
   n.attn.cells = g.keep(c.cells);
+  n.moe = c.moe;
   g.add_node(std::move(n));
   PADDOCK_TRY(g.allocate(be.device()));
   if (planned) out.buffer->set(out.offset, out.initial);
@@ -834,34 +938,62 @@ class Misses {
   std::string text_;
 };
 
-// mul_mat: within the activation tolerance x sum|w x| of ref; on host backends also within
-// 2e-5 x sum|w x| of quantized_dot, which quantizes x to vec_dot_type as they do.
+// mul_mat and mul_mat_id: within the activation tolerance x sum|w x| of ref; on host
+// backends also within 2e-5 x sum|w x| of quantized_dot, which quantizes x to vec_dot_type
+// as they do. Output column j multiplies the weight rows from row0(j) (-1: an empty expert
+// slot, which must be 0) by x's column xcol(j).
 std::string mul_mat_errors(const Case& c, Precision p, const Inputs& in, std::span<const float> got,
                            std::span<const float> want) {
   const DType t = c.src[0].type;
   const int64_t k = c.src[0].ne[0];
   const int64_t m = c.src[0].ne[1];
   const int64_t ncols = static_cast<int64_t>(want.size()) / m;
-  std::vector<float> w = dequantize(t, in[0], k * m);
-  std::vector<float> x = dequantize(DType::kF32, in[1], k * ncols);
+  const int64_t x_cols = n_elements(c.src[1]) / k;
+  std::vector<float> w = dequantize(t, in[0], n_elements(c.src[0]));
+  std::vector<float> x = dequantize(DType::kF32, in[1], k * x_cols);
+  std::vector<int64_t> row0(static_cast<size_t>(ncols)), xcol(static_cast<size_t>(ncols));
+  for (int64_t j = 0; j < ncols; ++j) {
+    row0[static_cast<size_t>(j)] = 0;
+    xcol[static_cast<size_t>(j)] = j;
+  }
+  if (c.op == Op::kMulMatId) {
+    const int64_t n_expert = c.src[0].ne[2];
+    const int32_t slots = c.moe.k;
+    const std::vector<float> gate = dequantize(DType::kF32, in[2], n_elements(c.src[2]));
+    for (int64_t tok = 0; tok < ncols / slots; ++tok) {
+      std::vector<int32_t> experts(static_cast<size_t>(slots));
+      const int n = moe_slots(&gate[static_cast<size_t>(tok * n_expert)], n_expert, slots, experts.data());
+      for (int32_t s = 0; s < slots; ++s) {
+        const auto j = static_cast<size_t>(tok * slots + s);
+        row0[j] = s < n ? experts[static_cast<size_t>(s)] * m : -1;
+        xcol[j] = tok * c.src[1].ne[1] + (c.src[1].ne[1] == 1 ? 0 : s);
+      }
+    }
+  }
+  std::vector<float> abs_x(x);
   for (float& v : w) v = std::fabs(v);
+  for (float& v : abs_x) v = std::fabs(v);
   const QuantOps* q = quant_ops(t);
   const bool vs_dot = p == Precision::kElementwise && q->vec_dot != nullptr;
   Misses off_ref, off_dot;
   for (int64_t j = 0; j < ncols; ++j) {
-    float* col = &x[static_cast<size_t>(j * k)];
+    const int64_t r0 = row0[static_cast<size_t>(j)];
+    const size_t at = static_cast<size_t>(xcol[static_cast<size_t>(j)] * k);
     const std::vector<uint8_t> act =
-        vs_dot ? quantize(q->vec_dot_type, {col, static_cast<size_t>(k)}) : std::vector<uint8_t>();
-    for (int64_t i = 0; i < k; ++i) col[i] = std::fabs(col[i]);
+        vs_dot ? quantize(q->vec_dot_type, {&x[at], static_cast<size_t>(k)}) : std::vector<uint8_t>();
     for (int64_t r = 0; r < m; ++r) {
-      const double abs_sum = ref::dot_f32(&w[static_cast<size_t>(r * k)], col, k);
       const int64_t e = j * m + r;
+      if (r0 < 0) {
+        if (got[e] != 0.0f) off_ref.add(c.dst.ne, e, got[e], 0.0f);
+        continue;
+      }
+      const double abs_sum = ref::dot_f32(&w[static_cast<size_t>((r0 + r) * k)], &abs_x[at], k);
       if (!(std::fabs(got[e] - want[e]) <= c.tol.rel * abs_sum + 1e-6)) {
         off_ref.add(c.dst.ne, e, got[e], want[e]);
       }
       if (!vs_dot) continue;
       float dot = 0;
-      q->vec_dot(k, &dot, &in[0][dtype_row_bytes(t, k) * static_cast<size_t>(r)], act.data());
+      q->vec_dot(k, &dot, &in[0][dtype_row_bytes(t, k) * static_cast<size_t>(r0 + r)], act.data());
       if (!(std::fabs(got[e] - dot) <= 2e-5 * abs_sum + 1e-6)) off_dot.add(c.dst.ne, e, got[e], dot);
     }
   }
@@ -874,7 +1006,7 @@ std::string compare(const Case& c, Precision p, const Inputs& in, std::span<cons
                     std::span<const uint8_t> want) {
   const std::vector<float> g = dequantize(c.dst.type, got, n_elements(c.dst));
   const std::vector<float> w = dequantize(c.dst.type, want, n_elements(c.dst));
-  if (c.op == Op::kMulMat) return mul_mat_errors(c, p, in, g, w);
+  if (c.op == Op::kMulMat || c.op == Op::kMulMatId) return mul_mat_errors(c, p, in, g, w);
   std::string why;
   const double e = nmse(g, w);
   if (!(e <= c.tol.max_nmse)) why += "NMSE " + num(e) + " > " + num(c.tol.max_nmse) + ". ";

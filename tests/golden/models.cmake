@@ -13,10 +13,14 @@ function(_pd_golden_test name model mode label)
   set_tests_properties(${name} PROPERTIES LABELS ${label} SKIP_RETURN_CODE 77 ENVIRONMENT "${env}")
 endfunction()
 file(GLOB _pd_golden_files "${PADDOCK_FIXTURES_DIR}/golden/*.logits.jsonl" "${PADDOCK_FIXTURES_DIR}/golden/*.embed.jsonl")
-# Fixture models of architectures paddock does not run yet, each with the open issue that
-# adds it; that issue deletes its line here together with its arch file.
-set(_pd_pending_models
-    tiny-qwen3moe-q4_k_m tiny-gptoss-mxfp4 tiny-gptoss-ollama-mxfp4)  # issue 24 (mixture of experts)
+# Fixture models not yet held to their golden files, each with the open issue that adds
+# it; that issue deletes its line here. gpt-oss has no arch file yet. qwen3moe runs (its ops
+# are held to ref by the op tests) but is not yet within the tolerances: its router's logits
+# (+-35) turn the last bits of attention's rounding into different expert weights, and our
+# attention does not yet round as llama.cpp's CPU attention does (V summed in F16); on the
+# cpu backend 5 of its 7 prompts match over all 32 teacher-forced steps.
+set(_pd_pending_models tiny-gptoss-mxfp4 tiny-gptoss-ollama-mxfp4  # issue 24 (gpt-oss)
+    tiny-qwen3moe-q4_k_m)  # issue 24 (qwen3moe: attention's rounding, see above)
 foreach(_pd_model ${_pd_pending_models})
   list(FILTER _pd_golden_files EXCLUDE REGEX "/${_pd_model}\\.logits\\.jsonl$")
 endforeach()

@@ -6,6 +6,7 @@
 #include "backend/cpu/ops.h"
 #include "backend/cpu/repacked_weights.h"
 #include "backend/host_exec.h"
+#include "backend/moe.h"
 #include "base/env.h"
 
 namespace paddock {
@@ -62,6 +63,13 @@ void run_copy(CpuContext& c, const Node& n) {
   }
 }
 
+void run_moe_gate(CpuContext& c, const Node& n) { cpu::moe_gate(c.pool, n.src[0], n.moe, n.dst); }
+void run_mul_mat_id(CpuContext& c, const Node& n) {
+  cpu::mul_mat_id(c.pool, c.isa, c.scratch, n.src[0], [&c](const TensorView& w) { return c.interleaved(w); },
+                  n.src[1], n.src[2], n.dst);
+}
+void run_moe_sum(CpuContext& c, const Node& n) { cpu::moe_sum(c.pool, n.src[0], n.src[1], n.dst); }
+
 constexpr HostKernelTable<CpuContext> kKernels = {{
     {rows_then_f32, run_get_rows},
     {mul_mat_types, run_mul_mat},
@@ -76,6 +84,9 @@ constexpr HostKernelTable<CpuContext> kKernels = {{
     {all_f32, run_scale},
     {all_f32, run_norm},
     {all_f32, run_gelu},
+    {all_f32, run_moe_gate},
+    {mul_mat_types, run_mul_mat_id},
+    {all_f32, run_moe_sum},
 }};
 static_assert(complete(kKernels), "a kernel row for every op");
 
@@ -97,7 +108,9 @@ class CpuBackend final : public Backend {
     ctx_.repacked.adopt(bytes, release_pages);
   }
   void prepare_weight(const TensorView& w, Op use) override {
-    if (use == Op::kMulMat) ctx_.interleaved(host_view(w));
+    const TensorView hw = host_view(w);
+    if (use == Op::kMulMat) ctx_.interleaved(hw);
+    for (int64_t e = 0; use == Op::kMulMatId && e < hw.ne[2]; ++e) ctx_.interleaved(expert_matrix(hw, e));
   }
 
  private:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -17,6 +18,8 @@ namespace paddock::cpu {
 struct Scratch {
   std::vector<uint8_t> activations;
   std::vector<float> dequantized_rows;  // one weight row per thread (dequantize-only types)
+  std::vector<int32_t> moe_experts;       // mul_mat_id: each token's experts
+  std::vector<float> moe_in, moe_out;     // mul_mat_id: one expert's columns
 };
 
 bool can_mul_mat(DType t);
@@ -25,6 +28,12 @@ bool can_read_rows(DType t);
 // packed: w's interleaved copy (repacked_weights.h) or nullptr.
 void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w, const uint8_t* packed,
              const TensorView& x, const TensorView& dst);
+// The interleaved copy of a weight (an expert's matrix) or nullptr.
+using PackedFn = std::function<const uint8_t*(const TensorView&)>;
+void mul_mat_id(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w, const PackedFn& packed,
+                const TensorView& x, const TensorView& gate, const TensorView& dst);
+void moe_gate(ThreadPool& pool, const TensorView& logits, const MoeParams& p, const TensorView& dst);
+void moe_sum(ThreadPool& pool, const TensorView& experts_out, const TensorView& gate, const TensorView& dst);
 void get_rows(ThreadPool& pool, const TensorView& table, std::span<const int32_t> ids, const TensorView& dst);
 void rms_norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst);
 void mul(ThreadPool& pool, const TensorView& a, const TensorView& b, const TensorView& dst);

@@ -32,5 +32,8 @@ void gelu(const TensorView& x, const TensorView& dst);
 void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
                const AttnParams& p, const float* sinks, const TensorView& dst);
 void copy(const TensorView& src, const TensorView& dst);
+void moe_gate(const TensorView& logits, const MoeParams& p, const TensorView& dst);
+void mul_mat_id(const TensorView& w, const TensorView& x, const TensorView& gate, const TensorView& dst);
+void moe_sum(const TensorView& experts_out, const TensorView& gate, const TensorView& dst);
 
 }  // namespace paddock::ref

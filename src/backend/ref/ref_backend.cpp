@@ -83,6 +83,10 @@ void run_copy(RefContext&, const Node& n) {
   }
 }
 
+void run_moe_gate(RefContext&, const Node& n) { ref::moe_gate(n.src[0], n.moe, n.dst); }
+void run_mul_mat_id(RefContext&, const Node& n) { ref::mul_mat_id(n.src[0], n.src[1], n.src[2], n.dst); }
+void run_moe_sum(RefContext&, const Node& n) { ref::moe_sum(n.src[0], n.src[1], n.dst); }
+
 constexpr HostKernelTable<RefContext> kKernels = {{
     {readable_then_f32, run_get_rows},
     {readable_then_f32, run_mul_mat},
@@ -97,6 +101,9 @@ constexpr HostKernelTable<RefContext> kKernels = {{
     {all_f32, run_scale},
     {all_f32, run_norm},
     {all_f32, run_gelu},
+    {all_f32, run_moe_gate},
+    {readable_then_f32, run_mul_mat_id},
+    {all_f32, run_moe_sum},
 }};
 static_assert(complete(kKernels), "a kernel row for every op");
 

@@ -45,7 +45,8 @@ uint32_t ParamWriter::table(std::span<const int32_t> values) {
   return at - base_;
 }
 
-uint32_t ParamWriter::shared_table(const std::string& key, const std::function<std::vector<uint32_t>()>& make) {
+uint32_t ParamWriter::shared_table(const std::string& key,
+                                   const std::function<std::vector<uint32_t>()>& make) {
   for (const auto& [k, at] : shared_) {
     if (k == key) return at - base_;  // may lie before the block: the shader's sum wraps back
   }
@@ -74,7 +75,8 @@ bool readable(DType t) {
 
 std::string type_suffix(DType t) {
   std::string s(dtype_name(t));
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
@@ -113,7 +115,9 @@ Result<uint32_t> encode_norm(const Node& n, const DeviceTraits&, ParamWriter& w)
   return static_cast<uint32_t>(n.src[0].ne[1] * n.src[0].ne[2] * n.src[0].ne[3]);
 }
 
-Result<uint32_t> encode_elementwise(const Node& n, const DeviceTraits&, ParamWriter&) { return groups_of(n.dst.n_elements(), 256); }
+Result<uint32_t> encode_elementwise(const Node& n, const DeviceTraits&, ParamWriter&) {
+  return groups_of(n.dst.n_elements(), 256);
+}
 
 Result<uint32_t> encode_scale(const Node& n, const DeviceTraits& d, ParamWriter& w) {
   w.op(0, n.scalar);
@@ -196,6 +200,14 @@ bool attention_kernel_types(std::span<const DType> types) {
   return attention_types(types) && types[1] != DType::kBF16;
 }
 
+// Ops without a shader yet: supports() says no, so their layers stay on the CPU.
+constexpr VulkanKernel kNoKernel = {
+    [](std::span<const DType>) { return false; },
+    [](const Node&, const DeviceTraits&) { return std::string(); },
+    [](const Node& n, const DeviceTraits&, ParamWriter&) -> Result<uint32_t> {
+      return unsupported("vulkan: no kernel for " + std::string(op_name(n.op)));
+    }};
+
 const std::array<VulkanKernel, kOpCount> kKernels = {{
     {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("get_rows", n); }, encode_get_rows},
     {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("mul_mat", n); }, encode_mul_mat},
@@ -204,12 +216,19 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("add"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rope"); }, encode_rope},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("swiglu"); }, encode_elementwise},
-    {attention_kernel_types, [](const Node& n, const DeviceTraits&) { return "attention_" + type_suffix(n.src[1].type); }, encode_attention},
-    {copy_types, [](const Node& n, const DeviceTraits&) { return typed("copy", n) + "_" + type_suffix(n.dst.type); }, encode_copy},
+    {attention_kernel_types,
+     [](const Node& n, const DeviceTraits&) { return "attention_" + type_suffix(n.src[1].type); },
+     encode_attention},
+    {copy_types,
+     [](const Node& n, const DeviceTraits&) { return typed("copy", n) + "_" + type_suffix(n.dst.type); },
+     encode_copy},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("geglu"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("scale"); }, encode_scale},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("norm"); }, encode_norm},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("gelu"); }, encode_elementwise},
+    kNoKernel,  // TOPK_MOE
+    kNoKernel,  // MUL_MAT_ID
+    kNoKernel,  // MOE_SUM
 }};
 
 }  // namespace

@@ -17,5 +17,6 @@ Result<std::unique_ptr<Model>> load_nomic_bert(const gguf::File& file, Backend& 
 Result<std::unique_ptr<Model>> load_phi3(const gguf::File& file, Backend& backend, Buffer& weights);
 Result<std::unique_ptr<Model>> load_qwen2(const gguf::File& file, Backend& backend, Buffer& weights);
 Result<std::unique_ptr<Model>> load_qwen3(const gguf::File& file, Backend& backend, Buffer& weights);
+Result<std::unique_ptr<Model>> load_qwen3moe(const gguf::File& file, Backend& backend, Buffer& weights);
 
 }  // namespace paddock

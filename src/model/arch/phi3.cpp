@@ -21,9 +21,9 @@ Result<PreNormLayerWeights> bind_layer(WeightBinder& b, const HParams& hp, int64
   const int64_t n_ff = hp.layer(il).n_ff;
   const int64_t gate_up[] = {n_ff, n_ff};
   PADDOCK_ASSIGN(const std::vector<TensorView> ffn, b.split_rows(blk(il, "ffn_up.weight"), hp.n_embd, gate_up));
-  w.ffn.gate = ffn[0];
-  w.ffn.up = ffn[1];
-  PADDOCK_ASSIGN(w.ffn.down, b.tensor(blk(il, "ffn_down.weight"), {n_ff, hp.n_embd}, Use::kMulMat));
+  FfnWeights f{.gate = ffn[0], .up = ffn[1], .down = {}};
+  PADDOCK_ASSIGN(f.down, b.tensor(blk(il, "ffn_down.weight"), {n_ff, hp.n_embd}, Use::kMulMat));
+  w.ffn = f;
   return w;
 }
 
