@@ -280,6 +280,7 @@ Result<engine::CompletionParams> to_completion_params(const CompletionRequest& r
   p.prompt = request.prompt;
   p.tokens = request.tokens;
   p.format = request.format;
+  p.grammar = request.grammar;
   p.is_cancelled = request.is_cancelled;
   const SamplingOptions& o = request.options;
   sample::SamplerParams& s = p.sampling;

@@ -177,6 +177,30 @@ TEST(InProcessRunner, OptionsMapToTheEngine) {
   EXPECT_EQ(to_completion_params(req).status().code(), Code::kInvalidArgument);
 }
 
+TEST(InProcessRunner, AGrammarConstrainsTheOutput) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const auto r = load_stories();
+  ASSERT_TRUE(r);
+  CompletionRequest req = greedy(40);
+  req.grammar = R"(root ::= "<t>" [xyz]{3} "</t>")";
+  std::string text;
+  std::string done_reason;
+  const Status st = r->complete(req, [&](const CompletionChunk& c) {
+    text += c.text;
+    if (c.done) done_reason = c.done_reason;
+    return true;
+  });
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  ASSERT_EQ(text.size(), 10u) << text;
+  EXPECT_EQ(text.substr(0, 3), "<t>");
+  EXPECT_EQ(text.find_first_not_of("xyz", 3), 6u) << text;
+  EXPECT_EQ(text.substr(6), "</t>");
+  EXPECT_EQ(done_reason, "stop");  // the grammar's end allows only the end-of-generation token
+
+  req.format = "json";  // one constraint at a time
+  EXPECT_EQ(r->complete(req, [](const CompletionChunk&) { return true; }).code(), Code::kInvalidArgument);
+}
+
 TEST(InProcessRunner, FactsTokenizeDetokenizeEmbed) {
   PADDOCK_REQUIRE_FIXTURES();
   const auto r = load_stories(64);

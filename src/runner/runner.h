@@ -38,6 +38,9 @@ struct CompletionRequest {
   std::vector<std::string> images;  // raw image bytes (only for models with vision)
   SamplingOptions options;
   std::string format;  // "" = free text, "json", or a JSON schema (serialised object)
+  // GBNF (start rule "root") for output that `format` cannot describe, such as a tool call in
+  // its tags; exclusive with `format`.
+  std::string grammar;
   bool logprobs = false;
   int top_logprobs = 0;                // 0..20
   std::function<bool()> is_cancelled;  // polled between batches; may be empty

@@ -202,13 +202,10 @@ json to_json(const CompletionRequest& r) {
   o["stop"] = r.options.stop;
   json images = json::array();
   for (const auto& img : r.images) images.push_back(base64_encode(img));
-  return {{"prompt", r.prompt},
-          {"tokens", r.tokens},
-          {"images", std::move(images)},
-          {"options", std::move(o)},
-          {"format", r.format},
-          {"logprobs", r.logprobs},
-          {"top_logprobs", r.top_logprobs}};
+  return {{"prompt", r.prompt},          {"tokens", r.tokens},
+          {"images", std::move(images)}, {"options", std::move(o)},
+          {"format", r.format},          {"grammar", r.grammar},
+          {"logprobs", r.logprobs},      {"top_logprobs", r.top_logprobs}};
 }
 
 Result<CompletionRequest> completion_request_from_json(const json& j) {
@@ -235,6 +232,7 @@ Result<CompletionRequest> completion_request_from_json(const json& j) {
     get(o, "num_keep", r.options.num_keep);
     r.options.stop = o.at("stop").get<std::vector<std::string>>();
     r.format = j.at("format").get<std::string>();
+    r.grammar = j.at("grammar").get<std::string>();
     r.logprobs = j.at("logprobs").get<bool>();
     r.top_logprobs = j.at("top_logprobs").get<int>();
     return r;

@@ -87,6 +87,19 @@ TEST(RunnerProtocol, CompletionRequestRoundTrips) {
   EXPECT_EQ(back->top_logprobs, 3);
 }
 
+TEST(RunnerProtocol, GrammarRoundTrips) {
+  CompletionRequest r;
+  r.prompt = "hi";
+  r.grammar = "root ::= \"<t>\" [a-z]+ \"\\n\"";
+  auto back = completion_request_from_json(to_json(r));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->grammar, r.grammar);
+  EXPECT_EQ(back->format, "");
+  json missing = to_json(r);
+  missing.erase("grammar");  // both ends are built together: a request without it is corrupt
+  EXPECT_EQ(completion_request_from_json(missing).status().code(), Code::kCorrupt);
+}
+
 TEST(RunnerProtocol, ChunkFactsAndErrorsRoundTrip) {
   CompletionChunk c;
   c.text = "x";

@@ -108,9 +108,12 @@ class Converter {
  public:
   explicit Converter(const Json& root) : root_(root) {}
 
-  Result<std::string> run() {
+  Result<std::string> run(const std::string& prefix, const std::string& suffix) {
     std::string top = visit(root_, "root", "", 0);
     if (!status_.is_ok()) return status_;
+    if (!prefix.empty() || !suffix.empty()) top = "(" + top + ")";
+    if (!prefix.empty()) top = literal(prefix) + " " + top;
+    if (!suffix.empty()) top += " " + literal(suffix);
     std::string out = "root ::= " + top + "\n";
     for (const std::string& name : order_) {
       if (name != "root") out += name + " ::= " + rules_[name] + "\n";
@@ -513,9 +516,14 @@ class Converter {
 }  // namespace
 
 Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema) {
+  return json_schema_to_gbnf(schema, "", "");
+}
+
+Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema, const std::string& prefix,
+                                        const std::string& suffix) {
   Result<std::string> converted = invalid_argument("schema: not converted");
   try {
-    converted = Converter(schema).run();
+    converted = Converter(schema).run(prefix, suffix);
   } catch (const nlohmann::json::exception& e) {
     return invalid_argument(std::string("schema: ") + e.what());
   }

@@ -19,6 +19,10 @@ namespace paddock::sample {
 
 // A schema (an ordered JSON object, so property order is kept) -> GBNF with root rule "root".
 Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema);
+// Same, with fixed text around the value: root ::= prefix value suffix. For output that
+// wraps the JSON in markup, such as a tool call in its tags ("<tool_call>\n{...}\n</tool_call>").
+Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema, const std::string& prefix,
+                                        const std::string& suffix);
 // Same, from JSON text.
 Result<std::string> json_schema_to_gbnf(std::string_view schema_json);
 

@@ -186,6 +186,31 @@ TEST(JsonSchema, ErrorsNameThePointer) {
   expect_schema_error(deep.c_str(), "nesting");
 }
 
+TEST(JsonSchema, FixedTextAroundTheValue) {
+  const Json schema = Json::parse(R"({"type":"object","properties":{"n":{"enum":[1,2]}},"required":["n"]})");
+  auto gbnf = json_schema_to_gbnf(schema, "<tool_call>\n", "\n</tool_call>");
+  ASSERT_TRUE(gbnf.ok()) << gbnf.status().to_string();
+  auto g = parse_gbnf(*gbnf);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  auto accepts = [&](const std::string& text) {
+    GrammarMatcher m(*g);
+    return m.accept_bytes(text) && m.can_end();
+  };
+  EXPECT_TRUE(accepts("<tool_call>\n{\"n\": 2}\n</tool_call>"));
+  EXPECT_TRUE(accepts("<tool_call>\n{\"n\":1} \n</tool_call>"));  // the value's own trailing space
+  EXPECT_FALSE(accepts("{\"n\": 2}"));
+  EXPECT_FALSE(accepts("<tool_call>\n{\"n\": 2}"));
+  EXPECT_FALSE(accepts("<tool_call>\n{\"n\": 3}\n</tool_call>"));
+  EXPECT_FALSE(accepts("<tool_call>\n{\"n\": 2}\n</tool_call>x"));
+  // Markup bytes are escaped, so quotes and control characters cannot break the grammar.
+  auto quoted = json_schema_to_gbnf(schema, "\"\\\x01", "");
+  ASSERT_TRUE(quoted.ok()) << quoted.status().to_string();
+  auto qg = parse_gbnf(*quoted);
+  ASSERT_TRUE(qg.ok()) << qg.status().to_string();
+  GrammarMatcher m(*qg);
+  EXPECT_TRUE(m.accept_bytes("\"\\\x01{\"n\":1}") && m.can_end());
+}
+
 TEST(JsonSchema, FormatField) {
   auto none = format_to_gbnf("");
   ASSERT_TRUE(none.ok());

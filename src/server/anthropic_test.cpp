@@ -5,7 +5,6 @@
 #include "server/api.h"
 #include "server/api_util.h"
 #include "server/fake_runner_test.h"
-#include "server/tool_choice.h"
 
 namespace paddock::server {
 namespace {
@@ -190,42 +189,6 @@ TEST(AnthropicResponse, ErrorShape) {
   EXPECT_EQ(Json::parse(r.body)["error"]["message"], "model \"x\" not found, try pulling it first");
   EXPECT_EQ(random_id("msg_").size(), 28u);
   EXPECT_NE(random_id("msg_"), random_id("msg_"));
-}
-
-TEST(ToolChoice, ForcedFormatOnlyForBareJsonCalls) {
-  auto bare = choose_template(
-      std::string("{{ if .Tools }}{{ json .Tools }}{{ end }}{{ range .Messages }}{{ .Content }}"
-                  "{{ if .ToolCalls }}{{ range .ToolCalls }}{{ json .Function }}{{ end }}"
-                  "{{ end }}{{ end }}"),
-      std::nullopt, "");
-  ASSERT_TRUE(bare.ok()) << bare.status().message();
-  ASSERT_EQ(bare->tool_tag, "{");
-  auto req = parse_chat(Json::parse(R"({"model":"m","tool_choice":"required","tools":[
-      {"type":"function","function":{"name":"a","parameters":{"type":"object","properties":{"x":{"type":"integer"}}}}},
-      {"type":"function","function":{"name":"b"}}]})"));
-  ASSERT_TRUE(req.ok()) << req.status().message();
-  const Json any = Json::parse(forced_tool_call_format(*bare, *req));
-  ASSERT_EQ(any["anyOf"].size(), 2u);
-  EXPECT_EQ(any["anyOf"][0]["properties"]["name"]["const"], "a");
-  EXPECT_EQ(any["anyOf"][0]["properties"]["arguments"]["properties"]["x"]["type"], "integer");
-  EXPECT_EQ(any["anyOf"][1]["properties"]["arguments"], Json::parse(R"({"type":"object"})"));
-  req->tool_choice = ToolChoice{ToolChoice::Mode::kNamed, "b"};
-  EXPECT_EQ(Json::parse(forced_tool_call_format(*bare, *req))["properties"]["name"]["const"], "b");
-  req->tool_choice = ToolChoice{};
-  EXPECT_EQ(forced_tool_call_format(*bare, *req), "");
-  req->tool_choice = ToolChoice{ToolChoice::Mode::kRequired, ""};
-  auto tagged =
-      choose_template(std::string("{{ range .Messages }}{{ if .ToolCalls }}<tool_call>{{ range .ToolCalls }}"
-                                  "{{ json .Function }}{{ end }}{{ end }}{{ end }}"),
-                      std::nullopt, "");
-  ASSERT_TRUE(tagged.ok());
-  EXPECT_EQ(forced_tool_call_format(*tagged, *req), "");  // not enforceable through `format` yet
-
-  EXPECT_FALSE(parse_chat(Json::parse(R"({"tool_choice":"required"})")).ok());
-  EXPECT_FALSE(parse_chat(Json::parse(R"({"tool_choice":"sometimes"})")).ok());
-  EXPECT_FALSE(parse_chat(Json::parse(R"({"tool_choice":{"type":"function","function":{"name":"zz"}},
-      "tools":[{"type":"function","function":{"name":"a"}}]})"))
-                   .ok());
 }
 
 class AnthropicApiTest : public ::testing::Test {

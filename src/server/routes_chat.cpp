@@ -60,7 +60,6 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
   auto spec = std::make_shared<GenerationSpec>();
   spec->request = completion_request(*p, *req, prompt->text, http.client_gone);
   spec->dropped_tokens = prompt->dropped_tokens;
-  if (spec->request.format.empty()) spec->request.format = forced_tool_call_format(p->tmpl, *req);
   if (!(req->think.set && !req->think.enabled)) {
     spec->think_tags = p->tmpl.think_tags;
     const std::string& open = p->tmpl.think_tags.first;
@@ -68,6 +67,12 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
     while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.remove_suffix(1);
     spec->prompt_opens_thinking = !open.empty() && trimmed.size() >= open.size() &&
                                   trimmed.substr(trimmed.size() - open.size()) == open;
+  }
+  auto forced = forced_tool_call_grammar(p->tmpl, *req, spec->prompt_opens_thinking);
+  if (!forced.ok()) return error_response(forced.status());
+  if (!forced->empty()) {
+    spec->request.grammar = std::move(forced).value();
+    spec->request.format.clear();  // the answer is the call, whose arguments have their own schema
   }
   spec->parse_tools = !req->tools.empty();
   spec->tool_tag = p->tmpl.tool_tag;
