@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,17 @@ namespace paddock::engine {
 // 1.0 (current Ollama code, reference ollama.md §5.3), so temperature 0 is plain argmax.
 sample::SamplerParams default_sampler_params();
 
+// A limit on the model's thinking section: after max_tokens tokens inside it (entered when the
+// output spells `open`, or from the start when the prompt already ends inside it) without
+// `close`, the tokens of `close` are forced one per step instead of sampled, so the section
+// ends and the answer follows. Forced tokens are fed to the model, emitted and counted in
+// eval_count like sampled ones; they enter the penalty window but not a grammar.
+struct ThinkingBudget {
+  int64_t max_tokens = 0;  // >= 0; 0 closes the section at once
+  std::string open, close;
+  bool starts_inside = false;
+};
+
 struct CompletionParams {
   std::string prompt;           // tokenized when `tokens` is empty
   std::vector<int32_t> tokens;  // a pre-tokenized prompt (wins over `prompt`)
@@ -41,6 +53,7 @@ struct CompletionParams {
   std::vector<std::string> stop;
   std::string format;                  // "" | "json" | a JSON schema (JSON text): constrains output to it
   std::string grammar;                 // GBNF text (root rule "root"); exclusive with format
+  std::optional<ThinkingBudget> thinking_budget;
   std::function<bool()> is_cancelled;  // may be empty
 };
 
@@ -67,6 +80,7 @@ struct CompletionStats {
   int64_t eval_count = 0;  // tokens sampled, the EOG token included
   int64_t eval_duration_ns = 0;
   int64_t truncated_tokens = 0;  // prompt tokens cut because it did not fit (num_keep rule); 0 = none
+  std::string stop_sequence;     // the stop string that ended the output; "" = none did
 };
 
 // Runs one completion; the final held-back text (if any) is delivered to on_piece before

@@ -157,6 +157,7 @@ TEST(Completion, StopStringSplitAcrossTokensEndsGeneration) {
   const Outcome r = run(m, p);
   ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
   EXPECT_EQ(r.stats.done_reason, "stop");
+  EXPECT_EQ(r.stats.stop_sequence, stop);
   EXPECT_EQ(r.text, full.text.substr(0, full.text.find(stop)));
   EXPECT_LT(r.stats.eval_count, 32);
   for (const std::string& piece : r.pieces) EXPECT_EQ(piece.find(stop), std::string::npos);
@@ -174,6 +175,7 @@ TEST(Completion, StopStringThatNeverCompletesIsReleasedAtTheEnd) {
   const Outcome r = run(m, p);
   ASSERT_TRUE(r.status.is_ok());
   EXPECT_EQ(r.stats.done_reason, "length");
+  EXPECT_EQ(r.stats.stop_sequence, "");
   EXPECT_EQ(r.text, full.text);
   // The held-back tail came in the last piece, after generation ended.
   ASSERT_FALSE(r.pieces.empty());

@@ -82,6 +82,15 @@ Result<std::unique_ptr<Sequence>> Sequence::start(const LoadedModel& model, KvCa
   sampler.accept_prompt(prompt);
 
   std::unique_ptr<Sequence> s(new Sequence(model, kv, params, std::move(on_piece), std::move(sampler)));
+  if (params.thinking_budget) {
+    if (params.thinking_budget->max_tokens < 0) {
+      return invalid_argument("thinking budget: expected at least 0 tokens, found " +
+                              std::to_string(params.thinking_budget->max_tokens));
+    }
+    s->thinking_.emplace(*params.thinking_budget,
+                         model.tokenizer().encode(params.thinking_budget->close, /*add_special=*/false,
+                                                  /*parse_special=*/true));
+  }
   // Reuse the cached prefix (as Ollama does); the last prompt token is always evaluated,
   // since its logits start decoding.
   const std::span<const int32_t> cached = kv.tokens();
@@ -166,19 +175,35 @@ bool Sequence::emit(std::string text, bool final) {
 void Sequence::sample_and_emit(std::span<const float> logits) {
   const Tokenizer& tok = model_.tokenizer();
   if (cancelled()) return end(cancelled_status());
-  const Result<int32_t> sampled = sampler_.sample(logits);
-  if (!sampled) return end(sampled.status());
-  const int32_t id = *sampled;
+  // A spent thinking budget forces its closing tokens; they bypass the grammar, which
+  // constrains what the model writes.
+  const bool forced = thinking_ && thinking_->forcing();
+  int32_t id = 0;
+  if (forced) {
+    id = thinking_->next_forced();
+    sampler_.accept_prompt(std::span<const int32_t>(&id, 1));
+    if (sampler_.params().logprobs)
+      piece_.logprobs.push_back(TokenInfo{.id = id, .text = tok.piece(id), .logprob = 0, .top = {}});
+  } else {
+    const Result<int32_t> sampled = sampler_.sample(logits);
+    if (!sampled) return end(sampled.status());
+    id = *sampled;
+  }
   ++stats_.eval_count;
-  if (tok.is_eog(id)) return finish("stop");
-  if (Status st = sampler_.accept(id); !st.is_ok()) return end(std::move(st));
-  if (sampler_.params().logprobs) piece_.logprobs.push_back(token_info(tok, sampler_.last_logprobs()));
-  std::string text = stops_.push(detok_.push(id));
+  if (!forced) {
+    if (tok.is_eog(id)) return finish("stop");
+    if (Status st = sampler_.accept(id); !st.is_ok()) return end(std::move(st));
+    if (sampler_.params().logprobs) piece_.logprobs.push_back(token_info(tok, sampler_.last_logprobs()));
+  }
+  std::string text = detok_.push(id);
+  if (thinking_) thinking_->observe(text, forced);
+  text = stops_.push(text);
   if (stops_.stopped()) {
     // The tokens still held back spelled (part of) the stop string: their logprobs go too.
     piece_.logprobs.clear();
     if (!emit(std::move(text), true)) return end(cancelled_status());
     stats_.done_reason = "stop";
+    stats_.stop_sequence = stops_.matched();
     stats_.eval_duration_ns = now_ns() - decode_start_ns_;
     done_ = true;
     result_ = stats_;
@@ -201,6 +226,7 @@ void Sequence::finish(const std::string& reason) {
   } else {
     piece_.logprobs.clear();
     stats_.done_reason = "stop";
+    stats_.stop_sequence = stops_.matched();
   }
   if (!emit(std::move(tail), true)) return end(cancelled_status());
   if (decode_start_ns_ != 0) stats_.eval_duration_ns = now_ns() - decode_start_ns_;

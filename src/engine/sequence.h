@@ -22,6 +22,7 @@
 #include "engine/completion.h"
 #include "engine/loaded_model.h"
 #include "engine/stop_strings.h"
+#include "engine/thinking_budget.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
 #include "sample/sampler.h"
@@ -68,6 +69,7 @@ class Sequence {
   sample::Sampler sampler_;
   StreamingDetokenizer detok_;
   StopMatcher stops_;
+  std::optional<ThinkingLimiter> thinking_;
   std::vector<int32_t> prompt_;
   size_t evaluated_ = 0;  // prompt tokens already in the cache
   size_t in_flight_ = 0;  // prompt tokens handed out by the last next()

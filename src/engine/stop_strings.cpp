@@ -14,7 +14,13 @@ std::string StopMatcher::push(std::string_view text) {
 
   // The earliest complete stop string wins, as Ollama's runner cuts at the first match.
   size_t first = std::string::npos;
-  for (const std::string& s : stops_) first = std::min(first, held_.find(s));
+  for (const std::string& s : stops_) {
+    const size_t at = held_.find(s);
+    if (at < first) {
+      first = at;
+      matched_ = s;
+    }
+  }
   if (first != std::string::npos) {
     stopped_ = true;
     std::string out = held_.substr(0, first);

@@ -21,6 +21,8 @@ class StopMatcher {
   // The end of the stream without a stop: releases the held-back text.
   std::string flush();
   bool stopped() const { return stopped_; }
+  // The stop string that completed (the earliest in the text; the first listed at a tie); "" before.
+  const std::string& matched() const { return matched_; }
   // Bytes currently held back (a possible start of a stop string).
   size_t held() const { return held_.size(); }
 
@@ -28,6 +30,7 @@ class StopMatcher {
   std::vector<std::string> stops_;  // empty strings removed
   std::string held_;
   bool stopped_ = false;
+  std::string matched_;
 };
 
 }  // namespace paddock::engine

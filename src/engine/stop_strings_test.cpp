@@ -45,14 +45,20 @@ TEST(StopMatcher, HeldTextIsReleasedAtTheEnd) {
 
 TEST(StopMatcher, EarliestStopWinsAndTextBeforeItIsEmitted) {
   StopMatcher m({"cat", "a"});
+  EXPECT_EQ(m.matched(), "");
   EXPECT_EQ(m.push("the cat"), "the ");
   EXPECT_TRUE(m.stopped());
+  EXPECT_EQ(m.matched(), "cat");  // it starts before the "a" inside it
+  StopMatcher later({"cat", "he"});
+  later.push("the cat");
+  EXPECT_EQ(later.matched(), "he");  // the earliest in the text, not the first listed
 }
 
 TEST(StopMatcher, StopInsideOnePushCutsThere) {
   StopMatcher m({"\n\n", "User:"});
   EXPECT_EQ(m.push("one\n\ntwo"), "one");
   EXPECT_TRUE(m.stopped());
+  EXPECT_EQ(m.matched(), "\n\n");
 }
 
 TEST(StopMatcher, MultiByteStopKeepsCharactersWhole) {

@@ -143,6 +143,7 @@ class InProcessRunner final : public Runner {
     last.eval_count = stats->eval_count;
     last.eval_duration_ns = stats->eval_duration_ns;
     last.truncated_tokens = stats->truncated_tokens;
+    last.stop_sequence = stats->stop_sequence;
     if (!on_chunk(last)) return Status(Code::kCancelled, "generation cancelled");
     return Status::ok();
   }
@@ -281,6 +282,10 @@ Result<engine::CompletionParams> to_completion_params(const CompletionRequest& r
   p.tokens = request.tokens;
   p.format = request.format;
   p.grammar = request.grammar;
+  if (const auto& b = request.thinking_budget) {
+    p.thinking_budget = engine::ThinkingBudget{
+        .max_tokens = b->max_tokens, .open = b->open, .close = b->close, .starts_inside = b->starts_inside};
+  }
   p.is_cancelled = request.is_cancelled;
   const SamplingOptions& o = request.options;
   sample::SamplerParams& s = p.sampling;

@@ -32,6 +32,15 @@ struct SamplingOptions {
   std::vector<std::string> stop;
 };
 
+// A limit on the thinking section (`think: {"budget": N}` and its Anthropic form): after
+// max_tokens tokens inside the section (entered when the output spells `open`, or from the
+// start when starts_inside), the runner emits `close` itself and the answer follows.
+struct ThinkingBudget {
+  int64_t max_tokens = 0;      // >= 0
+  std::string open, close;     // the template's tags; `close` with the whitespace that follows it
+  bool starts_inside = false;  // the prompt already ends inside the section
+};
+
 struct CompletionRequest {
   std::string prompt;               // already templated; used when `tokens` is empty
   std::vector<int32_t> tokens;      // pre-tokenised prompt (wins over `prompt`)
@@ -43,6 +52,7 @@ struct CompletionRequest {
   std::string grammar;
   bool logprobs = false;
   int top_logprobs = 0;                // 0..20
+  std::optional<ThinkingBudget> thinking_budget;
   std::function<bool()> is_cancelled;  // polled between batches; may be empty
 };
 
@@ -62,6 +72,7 @@ struct CompletionChunk {
   int64_t prompt_cached_count = 0;  // on the last chunk: the part of the prompt reused from the KV cache
   int64_t eval_count = 0, eval_duration_ns = 0;  // on the last chunk
   int64_t truncated_tokens = 0;  // on the last chunk: prompt tokens cut to fit the context (0 = none)
+  std::string stop_sequence;     // on the last chunk: the stop string that ended the output ("" = none)
 };
 using ChunkFn = std::function<bool(const CompletionChunk&)>;
 

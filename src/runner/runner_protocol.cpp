@@ -202,10 +202,21 @@ json to_json(const CompletionRequest& r) {
   o["stop"] = r.options.stop;
   json images = json::array();
   for (const auto& img : r.images) images.push_back(base64_encode(img));
-  return {{"prompt", r.prompt},          {"tokens", r.tokens},
-          {"images", std::move(images)}, {"options", std::move(o)},
-          {"format", r.format},          {"grammar", r.grammar},
-          {"logprobs", r.logprobs},      {"top_logprobs", r.top_logprobs}};
+  json out = {{"prompt", r.prompt},
+              {"tokens", r.tokens},
+              {"images", std::move(images)},
+              {"options", std::move(o)},
+              {"format", r.format},
+              {"grammar", r.grammar},
+              {"logprobs", r.logprobs},
+              {"top_logprobs", r.top_logprobs}};
+  if (const auto& b = r.thinking_budget) {
+    out["thinking_budget"] = {{"max_tokens", b->max_tokens},
+                              {"open", b->open},
+                              {"close", b->close},
+                              {"starts_inside", b->starts_inside}};
+  }
+  return out;
 }
 
 Result<CompletionRequest> completion_request_from_json(const json& j) {
@@ -235,6 +246,12 @@ Result<CompletionRequest> completion_request_from_json(const json& j) {
     r.grammar = j.at("grammar").get<std::string>();
     r.logprobs = j.at("logprobs").get<bool>();
     r.top_logprobs = j.at("top_logprobs").get<int>();
+    if (const auto b = j.find("thinking_budget"); b != j.end()) {
+      r.thinking_budget = ThinkingBudget{.max_tokens = b->at("max_tokens").get<int64_t>(),
+                                         .open = b->at("open").get<std::string>(),
+                                         .close = b->at("close").get<std::string>(),
+                                         .starts_inside = b->at("starts_inside").get<bool>()};
+    }
     return r;
   } catch (const json::exception& e) {
     return corrupt(std::string("runner protocol: bad completion request: ") + e.what());
@@ -253,7 +270,8 @@ json to_json(const CompletionChunk& c) {
           {"prompt_eval_duration_ns", c.prompt_eval_duration_ns},
           {"eval_count", c.eval_count},
           {"eval_duration_ns", c.eval_duration_ns},
-          {"truncated_tokens", c.truncated_tokens}};
+          {"truncated_tokens", c.truncated_tokens},
+          {"stop_sequence", c.stop_sequence}};
 }
 
 Result<CompletionChunk> completion_chunk_from_json(const json& j) {
@@ -269,6 +287,7 @@ Result<CompletionChunk> completion_chunk_from_json(const json& j) {
     c.eval_count = j.at("eval_count").get<int64_t>();
     c.eval_duration_ns = j.at("eval_duration_ns").get<int64_t>();
     c.truncated_tokens = j.at("truncated_tokens").get<int64_t>();
+    c.stop_sequence = j.at("stop_sequence").get<std::string>();
     return c;
   } catch (const json::exception& e) {
     return corrupt(std::string("runner protocol: bad chunk: ") + e.what());

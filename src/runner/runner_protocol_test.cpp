@@ -85,6 +85,25 @@ TEST(RunnerProtocol, CompletionRequestRoundTrips) {
   EXPECT_EQ(back->format, "json");
   EXPECT_TRUE(back->logprobs);
   EXPECT_EQ(back->top_logprobs, 3);
+  EXPECT_FALSE(back->thinking_budget.has_value());
+}
+
+TEST(RunnerProtocol, ThinkingBudgetRoundTrips) {
+  CompletionRequest r;
+  r.prompt = "hi";
+  r.thinking_budget =
+      ThinkingBudget{.max_tokens = 12, .open = "<think>", .close = "</think>\n\n", .starts_inside = true};
+  auto back = completion_request_from_json(to_json(r));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  ASSERT_TRUE(back->thinking_budget.has_value());
+  EXPECT_EQ(back->thinking_budget->max_tokens, 12);
+  EXPECT_EQ(back->thinking_budget->open, "<think>");
+  EXPECT_EQ(back->thinking_budget->close, "</think>\n\n");
+  EXPECT_TRUE(back->thinking_budget->starts_inside);
+
+  json bad = to_json(r);
+  bad["thinking_budget"].erase("close");
+  EXPECT_EQ(completion_request_from_json(bad).status().code(), Code::kCorrupt);
 }
 
 TEST(RunnerProtocol, GrammarRoundTrips) {
@@ -108,6 +127,7 @@ TEST(RunnerProtocol, ChunkFactsAndErrorsRoundTrip) {
   c.eval_count = 7;
   c.prompt_cached_count = 3;
   c.truncated_tokens = 3;
+  c.stop_sequence = "\nUser:";
   c.logprobs = {{"a", -0.5, {97}, {{"b", -1.0, {98}, {}}}}};
   auto cb = completion_chunk_from_json(to_json(c));
   ASSERT_TRUE(cb.ok());
@@ -116,6 +136,7 @@ TEST(RunnerProtocol, ChunkFactsAndErrorsRoundTrip) {
   EXPECT_EQ(cb->eval_count, 7);
   EXPECT_EQ(cb->prompt_cached_count, 3);
   EXPECT_EQ(cb->truncated_tokens, 3);
+  EXPECT_EQ(cb->stop_sequence, "\nUser:");
   ASSERT_EQ(cb->logprobs.size(), 1u);
   EXPECT_EQ(cb->logprobs[0].top[0].token, "b");
 

@@ -165,7 +165,9 @@ Result<Json> translate_thinking(const Json& thinking) {
   const Json* budget = field(thinking, "budget_tokens");
   if (!budget || !budget->is_number_integer() || budget->get<int64_t>() < 1)
     return field_error("thinking.budget_tokens", "expected a positive integer");
-  return Json(true);
+  // Anthropic's floor of 1024 and "less than max_tokens" are not enforced, as Ollama does not:
+  // a small model with a small budget is a fair request, and max_tokens bounds the whole output.
+  return Json{{"budget", *budget}};
 }
 
 Status number_option(const Json& body, const char* key, const char* native_key, Json* options) {
@@ -258,7 +260,13 @@ Result<Json> to_native_chat(const Json& body, bool count_only) {
 
 std::string stop_reason(const Json& native_final, bool called_tools) {
   if (native_final.value("done_reason", "") == "length") return "max_tokens";
-  return called_tools ? "tool_use" : "end_turn";
+  if (called_tools) return "tool_use";
+  return native_final.contains("stop_sequence") ? "stop_sequence" : "end_turn";
+}
+
+Json stop_sequence(const Json& native_final) {
+  const auto it = native_final.find("stop_sequence");
+  return it != native_final.end() && it->is_string() ? *it : Json(nullptr);
 }
 
 Json message_from_native(const Json& native, const std::string& id, const std::string& model,
@@ -280,7 +288,7 @@ Json message_from_native(const Json& native, const std::string& id, const std::s
               {"model", model},
               {"content", content},
               {"stop_reason", stop_reason(native, called)},
-              {"stop_sequence", nullptr},
+              {"stop_sequence", stop_sequence(native)},
               {"usage", usage(native, input_tokens)}};
 }
 
@@ -353,11 +361,11 @@ std::string EventStream::chunk(const Json& line) {
   }
   if (line.value("done", false)) {
     out += close_block();
-    out += sse_event(
-        Json{{"type", "message_delta"},
-             {"delta", Json{{"stop_reason", stop_reason(line, called_tools_)}, {"stop_sequence", nullptr}}},
-             {"usage", usage(line, input_tokens_)}},
-        "message_delta");
+    out += sse_event(Json{{"type", "message_delta"},
+                          {"delta", Json{{"stop_reason", stop_reason(line, called_tools_)},
+                                         {"stop_sequence", stop_sequence(line)}}},
+                          {"usage", usage(line, input_tokens_)}},
+                     "message_delta");
     out += sse_event(Json{{"type", "message_stop"}}, "message_stop");
   }
   return out;

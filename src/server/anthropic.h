@@ -23,8 +23,11 @@ Result<Json> to_native_chat(const Json& body, bool count_only);
 Json message_from_native(const Json& native, const std::string& id, const std::string& model,
                          int64_t input_tokens);
 
-// end_turn | max_tokens | tool_use, from the native done_reason.
+// end_turn | max_tokens | tool_use | stop_sequence, from the native done_reason and
+// stop_sequence (paddock's field naming the stop string that ended the output).
 std::string stop_reason(const Json& native_final, bool called_tools);
+// The native final chunk's stop_sequence, else null.
+Json stop_sequence(const Json& native_final);
 
 // Native NDJSON chunks -> Anthropic's SSE events. Content blocks open as the kind of output
 // changes (thinking, text, one block per tool call) and each closes before the next opens.

@@ -45,7 +45,7 @@ TEST(AnthropicRequest, OptionsSystemAndToolRoundTrip) {
     ]})");
   EXPECT_EQ(n["model"], "m");
   EXPECT_EQ(n["stream"], true);
-  EXPECT_EQ(n["think"], true);
+  EXPECT_EQ(n["think"], Json::parse(R"({"budget":2048})"));
   EXPECT_EQ(n["options"],
             Json::parse(R"({"num_predict":64,"temperature":0.2,"top_p":0.9,"top_k":7,"stop":["END"]})"));
   EXPECT_EQ(n["tools"][0], Json::parse(R"({"type":"function","function":{"name":"get_weather",
@@ -69,6 +69,11 @@ TEST(AnthropicRequest, ToolChoiceAndThinkingForms) {
   EXPECT_EQ(native_of(head + R"("tool_choice":{"type":"any"}})")["tool_choice"], "required");
   EXPECT_EQ(native_of(head + R"("tool_choice":{"type":"none"}})")["tool_choice"], "none");
   EXPECT_EQ(native_of(head + R"("thinking":{"type":"disabled"}})")["think"], false);
+  // Below Anthropic's floor of 1024 and above max_tokens: accepted, as Ollama does.
+  EXPECT_EQ(native_of(head + R"("thinking":{"type":"enabled","budget_tokens":16}})")["think"],
+            Json::parse(R"({"budget":16})"));
+  EXPECT_EQ(
+      parse_chat(native_of(head + R"("thinking":{"type":"enabled","budget_tokens":16}})"))->think.budget, 16);
   EXPECT_FALSE(native_of(head + R"("stream":false})")["stream"].get<bool>());
   EXPECT_EQ(native_of(R"({"model":"m","messages":[{"role":"user","content":"x"}]})", true)["options"],
             Json::object());
@@ -119,6 +124,10 @@ TEST(AnthropicResponse, MessageFromNative) {
   cut["message"].erase("tool_calls");
   cut["done_reason"] = "stop";
   EXPECT_EQ(anthropic::message_from_native(cut, "msg_1", "m", 12)["stop_reason"], "end_turn");
+  cut["stop_sequence"] = "END";
+  const Json stopped = anthropic::message_from_native(cut, "msg_1", "m", 12);
+  EXPECT_EQ(stopped["stop_reason"], "stop_sequence");
+  EXPECT_EQ(stopped["stop_sequence"], "END");
 }
 
 std::vector<std::string> names(const std::vector<std::pair<std::string, Json>>& events) {
@@ -244,6 +253,36 @@ TEST_F(AnthropicApiTest, StreamedEvents) {
                 "content_block_stop", "content_block_start:text", "content_block_delta:text_delta",
                 "content_block_delta:text_delta", "content_block_stop", "message_delta", "message_stop"}));
   EXPECT_EQ(events.at(9).second["delta"]["stop_reason"], "end_turn");
+}
+
+TEST_F(AnthropicApiTest, StopSequenceIsReported) {
+  script_->pieces = {"Hel", "lo"};
+  script_->stop_sequence = "END";
+  const std::string request = R"({"model":"thinker","max_tokens":8,"stop_sequences":["END"],
+      "messages":[{"role":"user","content":"hi"}])";
+  HttpResponse r = post("/v1/messages", request + "}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json m = Json::parse(r.body);
+  EXPECT_EQ(m["stop_reason"], "stop_sequence");
+  EXPECT_EQ(m["stop_sequence"], "END");
+  EXPECT_EQ(script_->requests.back().options.stop, std::vector<std::string>{"END"});
+
+  r = HttpResponse{};  // releases the model, as sending the response does
+  r = post("/v1/messages", request + R"(,"stream":true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto events = testing::parse_named_sse(testing::drain(r));
+  ASSERT_GE(events.size(), 2u);
+  const Json& delta = events[events.size() - 2].second;
+  EXPECT_EQ(delta["type"], "message_delta");
+  EXPECT_EQ(delta["delta"]["stop_reason"], "stop_sequence");
+  EXPECT_EQ(delta["delta"]["stop_sequence"], "END");
+
+  script_->stop_sequence.clear();
+  r = HttpResponse{};  // releases the model, as sending the response does
+  r = post("/v1/messages", request + "}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Json::parse(r.body)["stop_reason"], "end_turn");
+  EXPECT_TRUE(Json::parse(r.body)["stop_sequence"].is_null());
 }
 
 TEST_F(AnthropicApiTest, ToolChoiceNoneHidesTools) {

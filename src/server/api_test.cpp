@@ -256,6 +256,61 @@ TEST_F(ApiTest, DrainCancelsRunningRequestsAndRefusesNewOnes) {
   EXPECT_EQ(api.in_flight(), 0);
 }
 
+TEST_F(ApiTest, ThinkBudgetReachesTheRunnerWithTheTemplatesTags) {
+  auto r = call(
+      "POST", "/api/chat",
+      R"({"model":"thinker","think":{"budget":7},"messages":[{"role":"user","content":"q"}],"stream":false})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto& budget = script_->requests.back().thinking_budget;
+  ASSERT_TRUE(budget.has_value());
+  EXPECT_EQ(budget->max_tokens, 7);
+  EXPECT_EQ(budget->open, "<think>");
+  EXPECT_EQ(budget->close, "</think>\n\n");
+  EXPECT_FALSE(budget->starts_inside);  // the prompt ends with "<assistant>"
+
+  r = HttpResponse{};  // releases the model, as sending the response does
+  r = call("POST", "/api/generate",
+           R"({"model":"thinker","think":{"budget":0},"prompt":"q","stream":false})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_TRUE(script_->requests.back().thinking_budget.has_value());
+  EXPECT_EQ(script_->requests.back().thinking_budget->max_tokens, 0);
+
+  r = HttpResponse{};  // releases the model, as sending the response does
+  r = call("POST", "/api/chat",
+           R"({"model":"thinker","think":true,"messages":[{"role":"user","content":"q"}],"stream":false})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(script_->requests.back().thinking_budget.has_value());
+
+  r = HttpResponse{};  // releases the model, as sending the response does
+  r = call("POST", "/api/chat",
+           R"({"model":"tiny","think":{"budget":7},"messages":[{"role":"user","content":"q"}]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"], "\"tiny\" does not support thinking");
+  r = HttpResponse{};  // releases the model, as sending the response does
+  r = call("POST", "/api/chat",
+           R"({"model":"thinker","think":{"budget":-3},"messages":[{"role":"user","content":"q"}]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body(r)["error"], "invalid think budget: -3 (must be an integer of at least 0)");
+}
+
+TEST_F(ApiTest, FinalChunkNamesTheStopStringThatEndedTheOutput) {
+  script_->stop_sequence = "\nQ:";
+  auto r = call("POST", "/api/chat",
+                R"({"model":"thinker","messages":[{"role":"user","content":"q"}],"stream":false})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body(r)["stop_sequence"], "\nQ:");
+  r = HttpResponse{};  // releases the model, as sending the response does
+  r = call("POST", "/api/generate", R"({"model":"tiny","prompt":"q"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(lines(r).back()["stop_sequence"], "\nQ:");
+  r = HttpResponse{};
+  script_->stop_sequence.clear();
+  r = HttpResponse{};  // releases the model, as sending the response does
+  r = call("POST", "/api/chat",
+           R"({"model":"thinker","messages":[{"role":"user","content":"q"}],"stream":false})");
+  EXPECT_FALSE(body(r).contains("stop_sequence"));
+}
+
 TEST_F(ApiTest, ChatThinkingAndTools) {
   script_->pieces = {"<think>", "hmm", "</think>", "Answer"};
   auto r = call("POST", "/api/chat",

@@ -26,6 +26,7 @@ namespace paddock::server::testing {
 struct Script {
   std::vector<std::string> pieces{"Hello", ",", " world"};
   std::string done_reason = "stop";
+  std::string stop_sequence;                        // reported as the stop string that ended the output
   int64_t cached_tokens = 0;                        // reported as the prompt's part reused from the KV cache
   std::vector<runner::CompletionRequest> requests;  // every request seen
   std::vector<runner::LoadOptions> loads;
@@ -64,6 +65,7 @@ class FakeRunner : public runner::Runner {
     runner::CompletionChunk last;
     last.done = true;
     last.done_reason = s_->done_reason;
+    last.stop_sequence = s_->stop_sequence;
     last.prompt_eval_count = std::min(static_cast<int64_t>(r.prompt.size()), num_ctx_);
     last.truncated_tokens = static_cast<int64_t>(r.prompt.size()) - last.prompt_eval_count;
     last.prompt_cached_count = s_->cached_tokens;

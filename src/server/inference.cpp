@@ -131,6 +131,21 @@ runner::CompletionRequest completion_request(const Prepared& p, const InferenceC
   return r;
 }
 
+void set_thinking(const PromptTemplate& t, const Think& think, std::string_view prompt,
+                  GenerationSpec* spec) {
+  const auto& [open, close] = t.think_tags;
+  if (open.empty() || (think.set && !think.enabled)) return;
+  spec->think_tags = t.think_tags;
+  while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == ' ')) prompt.remove_suffix(1);
+  spec->prompt_opens_thinking = prompt.ends_with(open);
+  if (think.budget >= 0) {
+    spec->request.thinking_budget = runner::ThinkingBudget{.max_tokens = think.budget,
+                                                           .open = open,
+                                                           .close = close + "\n\n",
+                                                           .starts_inside = spec->prompt_opens_thinking};
+  }
+}
+
 Status run_prepared(const Prepared& p, const GenerationSpec& spec, const EmitFn& emit) {
   bool first = true;
   return run_generation(p.lease->runner(), spec, [&](const GenerationEvent& e) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "server/api_util.h"
 #include "server/generation.h"
@@ -54,6 +55,12 @@ Status check_prompt_fits(const Prepared& p, const std::string& prompt);
 // The runner request for a rendered prompt: sampling options, format, logprobs, cancellation.
 runner::CompletionRequest completion_request(const Prepared& p, const InferenceCommon& request,
                                              std::string prompt, const std::function<bool()>& client_gone);
+
+// The spec's thinking settings for a templated `prompt`: the template's tags (unless `think`
+// turned thinking off), whether the prompt already ends with the opening tag, and the runner's
+// ThinkingBudget when `think` has a budget: the closing tag and the blank line a template
+// writes after it are forced once the budget is spent.
+void set_thinking(const PromptTemplate& t, const Think& think, std::string_view prompt, GenerationSpec* spec);
 
 // run_generation on the prepared model, recording its time to first output and its final
 // counts in the metrics: every generating route (native, OpenAI, Anthropic) runs through here.

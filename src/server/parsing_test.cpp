@@ -107,6 +107,34 @@ TEST(Requests, GenerateDefaultsAndFields) {
   EXPECT_EQ(g->top_logprobs, 3);
 }
 
+TEST(Requests, ThinkBudgetTurnsThinkingOnWithALimit) {
+  auto c = parse_chat(Json::parse(R"({"model":"m","think":{"budget":64}})"));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->think.set);
+  EXPECT_TRUE(c->think.enabled);
+  EXPECT_EQ(c->think.budget, 64);
+  c = parse_chat(Json::parse(R"({"model":"m","think":{"budget":0}})"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->think.budget, 0);
+  c = parse_chat(Json::parse(R"({"model":"m","think":"high"})"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->think.budget, -1);
+
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"think":{"budget":-1}})", "invalid think budget: -1 (must be an integer of at least 0)"},
+      {R"({"think":{"budget":1.5}})", "invalid think budget: 1.5"},
+      {R"({"think":{"budget":"10"}})", "invalid think budget"},
+      {R"({"think":{"budget":18446744073709551615}})", "invalid think budget"},
+      {R"({"think":{"budget":5,"level":"high"}})", "unknown key \"level\""},
+      {R"({"think":{}})", "found no budget"},
+  };
+  for (const auto& [body, want] : cases) {
+    auto g = parse_generate(Json::parse(body));
+    ASSERT_FALSE(g.ok()) << body;
+    EXPECT_NE(g.status().message().find(want), std::string::npos) << body << " -> " << g.status().message();
+  }
+}
+
 TEST(Requests, GenerateErrors) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"raw":true,"system":"x"})", "raw mode does not support template, system, or context"},

@@ -91,6 +91,25 @@ Status read_keep_alive(const Json& j, std::optional<Duration>* out) {
   return Status::ok();
 }
 
+// {"budget": N}, N a non-negative integer (thinking tokens) and no other key.
+Status read_think_budget(const Json& think, Think* out) {
+  for (const auto& item : think.items()) {
+    if (item.key() != "budget")
+      return invalid_argument("invalid think value: unknown key " + json_excerpt(Json(item.key())) +
+                              " (expected {\"budget\": N})");
+  }
+  const auto b = think.find("budget");
+  if (b == think.end())
+    return invalid_argument("invalid think value: expected {\"budget\": N}, found no budget");
+  const bool ok = b->is_number_unsigned() ? b->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)
+                                          : b->is_number_integer() && b->get<int64_t>() >= 0;
+  if (!ok)
+    return invalid_argument("invalid think budget: " + json_excerpt(*b) +
+                            " (must be an integer of at least 0)");
+  *out = Think{true, true, "", b->get<int64_t>()};
+  return Status::ok();
+}
+
 Status read_think(const Json& j, Think* out) {
   const auto it = j.find("think");
   if (it == j.end() || it->is_null()) return Status::ok();
@@ -109,8 +128,10 @@ Status read_think(const Json& j, Think* out) {
       return Status::ok();
     }
   }
-  return invalid_argument("invalid think value: " + json_excerpt(*it) +
-                          " (must be \"high\", \"medium\", \"low\", \"max\", true, or false)");
+  if (it->is_object()) return read_think_budget(*it, out);
+  return invalid_argument(
+      "invalid think value: " + json_excerpt(*it) +
+      " (must be \"high\", \"medium\", \"low\", \"max\", true, false, or {\"budget\": N})");
 }
 
 Status read_format(const Json& j, Json* out) {

@@ -23,11 +23,13 @@ namespace paddock::server {
 
 using Json = nlohmann::ordered_json;
 
-// `think`: unset, a bool, or a level ("low" | "medium" | "high" | "max").
+// `think`: unset, a bool, a level ("low" | "medium" | "high" | "max"), or (paddock's
+// extension) {"budget": N}: thinking on, closed by the runner after N thinking tokens.
 struct Think {
   bool set = false;
   bool enabled = false;
   std::string level;
+  int64_t budget = -1;  // thinking tokens allowed; -1 = no limit
 };
 
 // Fields shared by the inference routes.

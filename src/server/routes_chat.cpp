@@ -60,19 +60,13 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
   auto spec = std::make_shared<GenerationSpec>();
   spec->request = completion_request(*p, *req, prompt->text, http.client_gone);
   spec->dropped_tokens = prompt->dropped_tokens;
-  if (!(req->think.set && !req->think.enabled)) {
-    spec->think_tags = p->tmpl.think_tags;
-    const std::string& open = p->tmpl.think_tags.first;
-    std::string_view trimmed = prompt->text;
-    while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.remove_suffix(1);
-    spec->prompt_opens_thinking = !open.empty() && trimmed.size() >= open.size() &&
-                                  trimmed.substr(trimmed.size() - open.size()) == open;
-  }
+  set_thinking(p->tmpl, req->think, prompt->text, spec.get());
   auto forced = forced_tool_call_grammar(p->tmpl, *req, spec->prompt_opens_thinking);
   if (!forced.ok()) return error_response(forced.status());
   if (!forced->empty()) {
     spec->request.grammar = std::move(forced).value();
     spec->request.format.clear();  // the answer is the call, whose arguments have their own schema
+    spec->request.thinking_budget.reset();  // the grammar closes any open thinking itself
   }
   spec->parse_tools = !req->tools.empty();
   spec->tool_tag = p->tmpl.tool_tag;
@@ -93,6 +87,7 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
         out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
         add_metrics(*p, e.final, cached, &out);
         add_truncation(*spec, e.final, &out);
+        if (!e.final.stop_sequence.empty()) out["stop_sequence"] = e.final.stop_sequence;
       }
       return send(out);
     });

@@ -77,7 +77,7 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
 
   auto spec = std::make_shared<GenerationSpec>();
   spec->request = completion_request(*p, *req, prompt, http.client_gone);
-  if (!req->raw && !(req->think.set && !req->think.enabled)) spec->think_tags = p->tmpl.think_tags;
+  if (!req->raw) set_thinking(p->tmpl, req->think, prompt, spec.get());
   const bool want_context = !req->raw;
   const std::string name = req->model;
   const bool cached = http.report_cached_tokens;
@@ -98,6 +98,7 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
       out["done_reason"] = e.final.done_reason.empty() ? "stop" : e.final.done_reason;
       add_metrics(*p, e.final, cached, &out);
       add_truncation(*spec, e.final, &out);
+      if (!e.final.stop_sequence.empty()) out["stop_sequence"] = e.final.stop_sequence;
       last = std::move(out);
       return true;
     }));
