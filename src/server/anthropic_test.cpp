@@ -192,10 +192,10 @@ TEST(AnthropicResponse, ErrorShape) {
   check(503, "overloaded_error");
   HttpResponse native;
   native.status = 404;
-  native.body = R"({"error":"model \"x\" not found, try pulling it first"})";
+  native.body = R"({"error":"model 'x' not found"})";
   const HttpResponse r = anthropic::rewrap_native_error(native);
   EXPECT_EQ(r.status, 404);
-  EXPECT_EQ(Json::parse(r.body)["error"]["message"], "model \"x\" not found, try pulling it first");
+  EXPECT_EQ(Json::parse(r.body)["error"]["message"], "model 'x' not found");
   EXPECT_EQ(random_id("msg_").size(), 28u);
   EXPECT_NE(random_id("msg_"), random_id("msg_"));
 }

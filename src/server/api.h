@@ -103,8 +103,12 @@ class Api {
   // A route's handler, with exceptions turned into error responses, counted in in_flight_
   // until its stream ends.
   HttpResponse run_handler(Handler handler, const HttpRequest& request, const PathParams& params);
+  // How a route words a model missing from the store, as Ollama's route does: generate, chat
+  // and show say model 'x' not found; embed and embeddings, where Ollama's scheduler finds it
+  // missing, say model "x" not found, try pulling it first.
+  enum class Missing { kNotFound, kTryPulling };
   // The stored model behind a request's name: 400 invalid name, 404 not found.
-  Result<ResolvedModel> resolve(const std::string& name);
+  Result<ResolvedModel> resolve(const std::string& name, Missing wording = Missing::kNotFound);
 
   store::Store store_;
   ServerMetrics metrics_;  // before models_: the scheduler reports to it

@@ -91,9 +91,62 @@ TEST_F(ApiTest, BodyErrors) {
   EXPECT_EQ(call("POST", "/api/chat", R"({"model":"tiny","messages":{}})").status, 400);
   r = call("POST", "/api/generate", R"({"model":"missing","prompt":"x"})");
   EXPECT_EQ(r.status, 404);
-  EXPECT_EQ(body(r)["error"], "model \"missing\" not found, try pulling it first");
+  EXPECT_EQ(body(r)["error"], "model 'missing' not found");
   EXPECT_EQ(call("POST", "/api/generate", R"({"model":"Bad Name!","prompt":"x"})").status, 400);
   EXPECT_EQ(call("POST", "/api/generate", R"({"prompt":"x"})").status, 400);
+  EXPECT_EQ(script_->loads_count, 0);
+}
+
+// Each route words a model missing from the store as Ollama's does (server/routes.go; the
+// /v1 routes re-wrap the native handler's message, middleware/openai.go and anthropic.go).
+TEST_F(ApiTest, MissingModelMessagesAreOllamasPerRoute) {
+  enum Shape { kNative, kOpenAi, kAnthropic };
+  struct Case {
+    const char* method;
+    const char* path;
+    const char* body;
+    Shape shape;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"POST", "/api/generate", R"({"model":"nope","prompt":"x"})", kNative, "model 'nope' not found"},
+      {"POST", "/api/chat", R"({"model":"nope","messages":[]})", kNative, "model 'nope' not found"},
+      {"POST", "/api/show", R"({"model":"nope"})", kNative, "model 'nope' not found"},
+      {"DELETE", "/api/delete", R"({"model":"nope"})", kNative, "model 'nope' not found"},
+      {"POST", "/api/copy", R"({"source":"nope","destination":"x"})", kNative, "model \"nope\" not found"},
+      {"POST", "/api/embed", R"({"model":"nope","input":"x"})", kNative,
+       "model \"nope\" not found, try pulling it first"},
+      {"POST", "/api/embeddings", R"({"model":"nope","prompt":"x"})", kNative,
+       "model \"nope\" not found, try pulling it first"},
+      {"POST", "/api/create", R"({"model":"m","from":"nope"})", kNative, "model \"nope\" not found"},
+      {"GET", "/v1/models/nope", "", kOpenAi, "model 'nope' not found"},
+      {"POST", "/v1/chat/completions", R"({"model":"nope","messages":[{"role":"user","content":"x"}]})",
+       kOpenAi, "model 'nope' not found"},
+      {"POST", "/v1/completions", R"({"model":"nope","prompt":"x"})", kOpenAi, "model 'nope' not found"},
+      {"POST", "/v1/embeddings", R"({"model":"nope","input":"x"})", kOpenAi,
+       "model \"nope\" not found, try pulling it first"},
+      {"POST", "/v1/responses", R"({"model":"nope","input":"x"})", kOpenAi, "model 'nope' not found"},
+      {"POST", "/v1/messages",
+       R"({"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"x"}]})", kAnthropic,
+       "model 'nope' not found"},
+      {"POST", "/v1/messages/count_tokens", R"({"model":"nope","messages":[{"role":"user","content":"x"}]})",
+       kAnthropic, "model 'nope' not found"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.path);
+    const HttpResponse r = call(c.method, c.path, c.body);
+    EXPECT_EQ(r.status, 404);
+    const Json j = body(r);
+    if (c.shape == kNative) {
+      EXPECT_EQ(j["error"], c.message);
+    } else {
+      EXPECT_EQ(j["error"]["message"], c.message);
+      EXPECT_EQ(j["error"]["type"], "not_found_error");
+      if (c.shape == kAnthropic) {
+        EXPECT_EQ(j["type"], "error");
+      }
+    }
+  }
   EXPECT_EQ(script_->loads_count, 0);
 }
 
@@ -145,7 +198,7 @@ TEST_F(ApiTest, GenerateNonStreamingRawSystemSuffixContext) {
 
   r = call("POST", "/api/generate", R"({"model":"thinker","prompt":"p","suffix":"q"})");
   EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(body(r)["error"], "\"thinker\" does not support insert");
+  EXPECT_EQ(body(r)["error"], "registry.ollama.ai/library/thinker:latest does not support insert");
 
   r = call("POST", "/api/generate", R"({"model":"tiny","prompt":"p","images":["aGk="]})");
   EXPECT_EQ(r.status, 400);
@@ -341,7 +394,7 @@ TEST_F(ApiTest, ChatThinkingAndTools) {
   r = call("POST", "/api/chat", R"({"model":"tiny","messages":[{"role":"user","content":"x"}],
           "tools":[{"type":"function","function":{"name":"f"}}]})");
   EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(body(r)["error"], "tiny:latest does not support tools");
+  EXPECT_EQ(body(r)["error"], "registry.ollama.ai/library/tiny:latest does not support tools");
 }
 
 TEST_F(ApiTest, Embeddings) {

@@ -28,7 +28,7 @@ Result<int64_t> Api::anthropic_prompt_tokens(const Json& native, const std::func
   // The tokenizer lives in the runner, so counting loads the model as a message would.
   PADDOCK_ASSIGN(Prepared p, prepare(models_, metrics_, model, req, std::nullopt, t0, client_gone));
   if (!req.tools.empty() && !p.tmpl.supports_tools)
-    return invalid_argument(model.key.name + " does not support tools");
+    return invalid_argument(model.info.name.display_full() + " does not support tools");
   auto prompt = chat_prompt(p.tmpl, model.info, req);
   if (!prompt.ok()) return internal_error(prompt.status().message());
   PADDOCK_ASSIGN(std::vector<int32_t> tokens, p.lease->runner().tokenize(*prompt));

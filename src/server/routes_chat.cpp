@@ -43,7 +43,7 @@ HttpResponse Api::chat(const HttpRequest& http, const PathParams&) {
   if (!prepared.ok()) return error_response(prepared.status());
   auto p = std::make_shared<Prepared>(std::move(prepared).value());
   if (!req->tools.empty() && !p->tmpl.supports_tools) {
-    return error_response(400, model->key.name + " does not support tools");
+    return error_response(400, model->info.name.display_full() + " does not support tools");  // as Ollama
   }
 
   if (req->messages.empty()) {

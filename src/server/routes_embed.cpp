@@ -45,7 +45,7 @@ HttpResponse Api::embed(const HttpRequest& http, const PathParams&) {
   auto req = parse_embed(*body);
   if (!req.ok()) return error_response(req.status());
   if (req->model.empty()) return error_response(400, "model is required");
-  auto model = resolve(req->model);
+  auto model = resolve(req->model, Missing::kTryPulling);
   if (!model.ok()) return error_response(model.status());
   auto lease = load_for_embedding(models_, *model, req->options, req->keep_alive, http.client_gone);
   if (!lease.ok()) return error_response(lease.status());
@@ -73,7 +73,7 @@ HttpResponse Api::embeddings(const HttpRequest& http, const PathParams&) {
   auto req = parse_embeddings(*body);
   if (!req.ok()) return error_response(req.status());
   if (req->model.empty()) return error_response(400, "model is required");
-  auto model = resolve(req->model);
+  auto model = resolve(req->model, Missing::kTryPulling);
   if (!model.ok()) return error_response(model.status());
   auto lease = load_for_embedding(models_, *model, req->options, req->keep_alive, http.client_gone);
   if (!lease.ok()) return error_response(lease.status());

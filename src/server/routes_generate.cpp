@@ -46,7 +46,8 @@ HttpResponse Api::generate(const HttpRequest& http, const PathParams&) {
   if (!prepared.ok()) return error_response(prepared.status());
   auto p = std::make_shared<Prepared>(std::move(prepared).value());
   if (!req->suffix.empty() && !p->tmpl.supports_insert) {
-    return error_response(400, "\"" + req->model + "\" does not support insert");
+    // Ollama's capability check names the model in full (registry.ollama.ai/library/m:latest).
+    return error_response(400, model->info.name.display_full() + " does not support insert");
   }
 
   if (req->prompt.empty() && req->suffix.empty() && req->images.empty()) {

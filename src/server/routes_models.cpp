@@ -32,15 +32,17 @@ std::string time_of(int64_t unix_ns) {
 
 }  // namespace
 
-Result<ResolvedModel> Api::resolve(const std::string& name) {
+Result<ResolvedModel> Api::resolve(const std::string& name, Missing wording) {
   auto parsed = store::Name::parse(name);
   if (!parsed.ok()) return invalid_argument("invalid model name");
+  const std::string missing = wording == Missing::kTryPulling
+                                  ? "model \"" + name + "\" not found, try pulling it first"
+                                  : "model '" + name + "' not found";
   auto stored = store_.resolve(*parsed);
-  if (!stored.ok()) return not_found("model \"" + name + "\" not found, try pulling it first");
+  if (!stored.ok()) return not_found(missing);
   auto info = store_.show(*stored);
   if (!info.ok()) {
-    if (info.status().code() == Code::kNotFound)
-      return not_found("model \"" + name + "\" not found, try pulling it first");
+    if (info.status().code() == Code::kNotFound) return not_found(missing);
     return info.status();
   }
   ResolvedModel r;
@@ -80,11 +82,7 @@ HttpResponse Api::show(const HttpRequest& http, const PathParams&) {
   auto parsed = store::Name::parse(req->model);
   if (!parsed.ok()) return error_response(400, "invalid model name");
   auto model = resolve(req->model);
-  if (!model.ok()) {
-    if (model.status().code() == Code::kNotFound)
-      return error_response(404, "model '" + req->model + "' not found");
-    return error_response(model.status());
-  }
+  if (!model.ok()) return error_response(model.status());
   const store::ModelInfo& info = model->info;
   std::string license;
   for (size_t i = 0; i < info.licenses.size(); ++i) license += (i ? "\n" : "") + info.licenses[i];

@@ -456,7 +456,7 @@ HttpResponse Api::oai_model(const HttpRequest&, const PathParams& params) {
       if (m.name.equal_fold(*name)) return json_response(200, oai_model_object(m));
     }
   }
-  return openai_error_response(404, "model \"" + id + "\" not found");
+  return openai_error_response(404, "model '" + id + "' not found");  // Ollama's show message
 }
 
 }  // namespace paddock::server

@@ -466,8 +466,15 @@ def real_tests(env):
             check(rc == 0 and "copied:v2" not in out, "the removed copy is gone", out)
             rc, out, err = run(["ps"], env)
             check(rc == 0 and "PROCESSOR" in out, "ps against the real server", out + err)
+            # A missing model: the server's message, worded per route as Ollama's.
             rc, out, err = run(["rm", "nosuchmodel"], env)
-            check(rc == 1 and err.startswith("Error:") and len(err.splitlines()) == 1, "rm unknown: one error line", err)
+            check(rc == 1 and err == "Error: model 'nosuchmodel' not found\n", "rm unknown: one error line", err)
+            rc, out, err = run(["show", "nosuchmodel"], env)
+            check(rc == 1 and err == "Error: model 'nosuchmodel' not found\n", "show unknown", err)
+            rc, out, err = run(["cp", "nosuch", "x"], env)
+            check(rc == 1 and err == 'Error: model "nosuch" not found\n', "cp unknown", err)
+            rc, out, err = run(["stop", "nosuchmodel"], env)
+            check(rc == 1 and err == 'Error: couldn\'t find model "nosuchmodel" to stop\n', "stop unknown", err)
             # stories never says </s> and the context shifts, so it needs a length limit.
             modelfile = os.path.join(tmp, "Modelfile")
             with open(modelfile, "w") as f:

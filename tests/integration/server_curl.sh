@@ -35,10 +35,14 @@ has "$show" '"modelfile"'
 has "$show" '"llama.context_length":2048'
 has "$show" '"tokenizer.ggml.tokens":\[\]'
 has "$(expect 200 POST /api/show '{"model":"stories","verbose":true}')" '"tokenizer.ggml.tokens":\["<unk>"'
-has "$(expect 404 POST /api/show '{"model":"nope"}')" "not found"
+has "$(expect 404 POST /api/show '{"model":"nope"}')" "\"model 'nope' not found\""
 has "$(expect 400 POST /api/show '')" "missing request body"
 has "$(expect 400 POST /api/generate '{"model":')" '"error"'
-has "$(expect 404 POST /api/generate '{"model":"nope","prompt":"x"}')" 'model \\"nope\\" not found, try pulling it first'
+# A missing model is worded per route as Ollama words it.
+has "$(expect 404 POST /api/generate '{"model":"nope","prompt":"x"}')" "\"model 'nope' not found\""
+has "$(expect 404 POST /api/embed '{"model":"nope","input":"x"}')" 'model \\"nope\\" not found, try pulling it first'
+has "$(expect 404 POST /api/copy '{"source":"nope","destination":"x"}')" 'model \\"nope\\" not found"'
+has "$(expect 404 DELETE /api/delete '{"model":"nope"}')" "\"model 'nope' not found\""
 expect 405 GET /api/generate >/dev/null
 expect 404 GET /api/nothing >/dev/null
 expect 200 POST /api/copy '{"source":"stories","destination":"copied:v2"}' >/dev/null
@@ -68,7 +72,9 @@ curl -s -D - -o /dev/null -H 'Origin: http://localhost:3000' "$BASE/api/version"
 # OpenAI model routes.
 has "$(expect 200 GET /v1/models)" '"id":"stories:latest"'
 has "$(expect 200 GET /v1/models/stories:latest)" '"owned_by":"library"'
-has "$(expect 404 GET /v1/models/nope)" 'not_found_error'
+v1_missing=$(expect 404 GET /v1/models/nope)
+has "$v1_missing" 'not_found_error'
+has "$v1_missing" "\"model 'nope' not found\""
 
 # Generation. Greedy raw text must be exactly llama.cpp's golden continuation.
 golden=$(python3 -c '
