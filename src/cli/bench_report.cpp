@@ -1,5 +1,6 @@
 #include "cli/bench_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -51,11 +52,20 @@ double BenchReport::decode_efficiency() const {
 
 uint64_t weight_bytes_per_token(const gguf::File& file) {
   const bool tied = file.find_tensor("output.weight") == nullptr;
+  // A mixture of experts reads only the chosen experts' matrices of each stack.
+  uint64_t n_expert = 0;
+  uint64_t n_used = 0;
+  if (const std::optional<std::string_view> arch = file.get_string("general.architecture")) {
+    const std::string a(*arch);
+    n_expert = static_cast<uint64_t>(file.get_int(a + ".expert_count").value_or(0));
+    n_used = static_cast<uint64_t>(file.get_int(a + ".expert_used_count").value_or(0));
+  }
   uint64_t bytes = 0;
   for (const gguf::TensorInfo& t : file.tensors()) {
     if (t.ne.size() < 2) continue;
     if (t.name == "token_embd.weight" && !tied) continue;
-    bytes += t.n_bytes;
+    const bool experts = t.ne.size() == 3 && n_expert > 0 && static_cast<uint64_t>(t.ne[2]) == n_expert;
+    bytes += experts ? t.n_bytes / n_expert * std::min(n_used, n_expert) : t.n_bytes;
   }
   return bytes;
 }

@@ -46,6 +46,7 @@ struct BenchReport {
 // Bytes a decode step reads: every tensor of two or more dimensions (the matmul weights and
 // the output head) except token_embd, which counts only when it is the head (no output.weight):
 // a decode looks up a single row of it otherwise. Norms and other 1-D tensors are left out.
+// Stacks of experts count expert_used_count of their expert_count matrices.
 uint64_t weight_bytes_per_token(const gguf::File& file);
 uint64_t total_tensor_bytes(const gguf::File& file);
 uint64_t total_params(const gguf::File& file);

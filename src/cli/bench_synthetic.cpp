@@ -31,6 +31,8 @@ constexpr std::array kShapes = {
                    ShapeLayout::kGemma3, 1024, 131072},
     SyntheticShape{"phi3-mini", "phi3", 3072, 32, 32, 32, 96, 8192, 32064, false, false, 1e-5f, 10000.0f,
                    ShapeLayout::kPhi3, 0, 4096},
+    SyntheticShape{"qwen3moe-7b-a1b", "qwen3moe", 2048, 16, 16, 4, 128, 1024, 151936, false, true, 1e-6f,
+                   1000000.0f, ShapeLayout::kLlama, 0, 40960, 64, 8},
     SyntheticShape{"bert-base", "bert", 768, 12, 12, 12, 64, 3072, 30522, true, false, 1e-12f, 10000.0f,
                    ShapeLayout::kBert, 0, 512},
     // Hidden: small enough for tests to build, save and bench in a second.
@@ -49,7 +51,9 @@ constexpr int32_t kTokenUnknown = 2;
 constexpr int32_t kTokenControl = 3;
 constexpr int32_t kTokenByte = 6;
 
-enum class Init { kNorm, kProjection, kEmbedding, kBias };
+// kRouter: every row random (a router whose rows repeated would tie experts and send every
+// token to the same few).
+enum class Init { kNorm, kProjection, kEmbedding, kBias, kRouter };
 
 struct TensorSpec {
   std::string name;
@@ -127,6 +131,13 @@ std::vector<TensorSpec> tensor_specs(const SyntheticShape& s, int64_t n_vocab) {
     }
     if (s.layout == ShapeLayout::kGemma3) out.push_back({p + "post_attention_norm.weight", {s.n_embd}, Init::kNorm});
     out.push_back({p + "ffn_norm.weight", {s.n_embd}, Init::kNorm});
+    if (s.n_expert > 0) {
+      out.push_back({p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, Init::kRouter});
+      out.push_back({p + "ffn_gate_exps.weight", {s.n_embd, s.n_ff, s.n_expert}, Init::kProjection});
+      out.push_back({p + "ffn_up_exps.weight", {s.n_embd, s.n_ff, s.n_expert}, Init::kProjection});
+      out.push_back({p + "ffn_down_exps.weight", {s.n_ff, s.n_embd, s.n_expert}, Init::kProjection});
+      continue;
+    }
     if (s.layout == ShapeLayout::kPhi3) {
       out.push_back({p + "ffn_up.weight", {s.n_embd, 2 * s.n_ff}, Init::kProjection});
     } else {
@@ -147,7 +158,7 @@ std::vector<uint8_t> make_tensor_bytes(DType type, const std::vector<int64_t>& n
   const int64_t row_len = ne[0];
   int64_t n_rows = 1;
   for (size_t d = 1; d < ne.size(); ++d) n_rows *= ne[d];
-  const int64_t sample_rows = std::min(n_rows, kSampleRows);
+  const int64_t sample_rows = init == Init::kRouter ? n_rows : std::min(n_rows, kSampleRows);
   Rng rng(seed);
   std::vector<float> values(static_cast<size_t>(sample_rows * row_len));
   const double std_dev = init == Init::kEmbedding ? 0.2
@@ -271,6 +282,11 @@ void set_hparams(gguf::Writer& w, const SyntheticShape& s, FileType ftype, int64
   }
   w.set_u32(a + ".vocab_size", static_cast<uint32_t>(n_vocab));
   if (s.window > 0) w.set_u32(a + ".attention.sliding_window", static_cast<uint32_t>(s.window));
+  if (s.n_expert > 0) {
+    w.set_u32(a + ".expert_count", static_cast<uint32_t>(s.n_expert));
+    w.set_u32(a + ".expert_used_count", static_cast<uint32_t>(s.n_expert_used));
+    w.set_u32(a + ".expert_feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  }
 }
 
 }  // namespace
@@ -320,6 +336,7 @@ Status write_synthetic_model(const SyntheticShape& shape, FileType ftype, const 
   model.n_layer = static_cast<int>(shape.n_layer);
   model.n_head = static_cast<int>(shape.n_head);
   model.n_head_kv = static_cast<int>(shape.n_head_kv);
+  model.n_expert = static_cast<int>(shape.n_expert);
   const std::vector<DType> types = plan_mix(ftype, mix, model);
 
   // One buffer per distinct (type, shape, init): the layers share their bytes.

@@ -46,6 +46,8 @@ struct SyntheticShape {
   ShapeLayout layout = ShapeLayout::kLlama;
   int64_t window = 0;           // gemma3's sliding window
   int64_t context_length = 131072;
+  int64_t n_expert = 0;       // > 0: the FFN is that many experts of n_ff each (qwen3moe)
+  int64_t n_expert_used = 0;  // experts per token
 };
 
 // The shape named `name` (the public ones and "tiny"); kInvalidArgument listing them otherwise.

@@ -72,23 +72,77 @@ void for_each_tile(ThreadPool& pool, int64_t m, int64_t ncols, const TensorView&
   }
 }
 
-// mul_mat over interleaved weights: the same work items, walked 8 rows at a time.
-void mul_mat_packed(ThreadPool& pool, GemmFn gemm, const uint8_t* packed, const TensorView& w,
-                    const uint8_t* act, size_t act_row, int64_t ncols, const TensorView& dst) {
-  static_assert(kRowTile % kRepackRows == 0, "row tiles hold whole interleaved groups");
-  const int64_t k = w.ne[0];
-  const size_t group_bytes = dtype_row_bytes(w.type, k) * kRepackRows;
-  const auto tile = [&](int64_t r0, int64_t r1, int64_t c0, int ny, uint8_t* const* dst_cols, int) {
+// How a product of weights of one type runs: the activations' type and row size, and the
+// kernel (interleaved gemm, quantized dot, or a dot over rows dequantized to F32 first).
+struct Plan {
+  int64_t k = 0;
+  DType act_type = DType::kF32;
+  size_t act_row = 0;
+  ActQuantFn quantize = nullptr;
+  bool offset = false;  // the gemm wants its activations offset (offset_activations)
+  GemmFn gemm = nullptr;
+  DotFn dot = nullptr;
+  bool dequantize_first = false;
+  void (*dequantize)(const void* src, float* dst, int64_t n) = nullptr;
+};
+
+Plan make_plan(CpuIsa isa, DType type, int64_t k, bool packed) {
+  Plan p;
+  p.k = k;
+  p.gemm = packed ? gemm_kernel(isa, type) : nullptr;
+  p.dequantize_first = !has_dot(type);
+  p.dequantize = quant_ops(type)->dequantize_row;
+  p.act_type = p.dequantize_first ? DType::kF32 : quant_ops(type)->vec_dot_type;
+  p.quantize = act_quantizer(isa, p.act_type);
+  p.dot = dot_kernel(isa, p.dequantize_first ? DType::kF32 : type);
+  p.act_row = dtype_row_bytes(p.act_type, k);
+  p.offset = p.gemm != nullptr && gemm_offsets_activations(isa, type);
+  return p;
+}
+
+// Quantizes columns [0, ncols) of x (column c at column_row(x, c)) into act.
+void quantize_columns(ThreadPool& pool, const Plan& p, const TensorView& x, int64_t ncols, uint8_t* act) {
+  pool.parallel_for(ncols, [&](int64_t b, int64_t e, int) {
+    for (int64_t c = b; c < e; ++c) {
+      uint8_t* col = act + p.act_row * static_cast<size_t>(c);
+      p.quantize(reinterpret_cast<const float*>(column_row(x, c)), col, p.k);
+      if (p.offset) offset_activations(col, p.k);
+    }
+  });
+}
+
+// Rows [r0, r1) of w (its interleaved copy `packed` when p.gemm) times the ny activation
+// columns at y, into dst_cols (stride dst_nb0 between rows). row_f32: k floats of scratch
+// for the dequantize-first path.
+void run_tile(const Plan& p, const TensorView& w, const uint8_t* packed, const uint8_t* y, int64_t r0, int64_t r1,
+              int ny, uint8_t* const* dst_cols, size_t dst_nb0, float* row_f32) {
+  // Locals, not p's fields: the stores to dst may alias p as far as the compiler knows.
+  const int64_t k = p.k;
+  const size_t act_row = p.act_row;
+  if (const GemmFn gemm = p.gemm) {
+    static_assert(kRowTile % kRepackRows == 0, "row tiles hold whole interleaved groups");
+    const size_t group_bytes = dtype_row_bytes(w.type, k) * kRepackRows;
     float out[kMaxCols * kRepackRows];
-    const uint8_t* y = act + act_row * static_cast<size_t>(c0);
     for (int64_t r = r0; r < r1; r += kRepackRows) {
       gemm(k, packed + group_bytes * static_cast<size_t>(r / kRepackRows), y, act_row, ny, out);
       for (int j = 0; j < ny; ++j) {
-        std::memcpy(dst_cols[j] + r * dst.nb[0], out + kRepackRows * j, sizeof(float) * kRepackRows);
+        std::memcpy(dst_cols[j] + r * dst_nb0, out + kRepackRows * j, sizeof(float) * kRepackRows);
       }
     }
-  };
-  for_each_tile(pool, w.ne[1], ncols, dst, tile);
+    return;
+  }
+  const DotFn dot = p.dot;
+  const auto dequantize = p.dequantize_first ? p.dequantize : nullptr;
+  float out[kMaxCols];
+  for (int64_t r = r0; r < r1; ++r) {
+    const void* row = w.row(r);
+    if (dequantize != nullptr) {
+      dequantize(row, row_f32, k);
+      row = row_f32;
+    }
+    dot(k, row, y, act_row, ny, out);
+    for (int j = 0; j < ny; ++j) *reinterpret_cast<float*>(dst_cols[j] + r * dst_nb0) = out[j];
+  }
 }
 
 }  // namespace
@@ -123,46 +177,79 @@ void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w
   PADDOCK_CHECK(x.type == DType::kF32 && x.nb[0] == sizeof(float) && x.ne[0] == k);
   PADDOCK_CHECK(dst.type == DType::kF32 && dst.ne[0] == m && dst.ne[1] == x.ne[1] && dst.ne[2] == x.ne[2] &&
                 dst.ne[3] == x.ne[3]);
-  const GemmFn gemm = packed != nullptr && dst.nb[0] == sizeof(float) ? gemm_kernel(isa, w.type) : nullptr;
-  const bool dequantize_first = !has_dot(w.type);
-  const auto dequantize = quant_ops(w.type)->dequantize_row;
-  const DType act_type = dequantize_first ? DType::kF32 : quant_ops(w.type)->vec_dot_type;
-  const ActQuantFn quantize = act_quantizer(isa, act_type);
-  const DotFn dot = dot_kernel(isa, dequantize_first ? DType::kF32 : w.type);
-  const size_t act_row = dtype_row_bytes(act_type, k);
+  const Plan p = make_plan(isa, w.type, k, packed != nullptr && dst.nb[0] == sizeof(float));
   const int64_t ncols = x.ne[1] * x.ne[2] * x.ne[3];
   if (m == 0 || ncols == 0) return;
-
-  scratch.activations.resize(act_row * static_cast<size_t>(ncols));
+  scratch.activations.resize(p.act_row * static_cast<size_t>(ncols));
   uint8_t* act = scratch.activations.data();
-  const bool offset = gemm != nullptr && gemm_offsets_activations(isa, w.type);
-  pool.parallel_for(ncols, [&](int64_t b, int64_t e, int) {
-    for (int64_t c = b; c < e; ++c) {
-      uint8_t* col = act + act_row * static_cast<size_t>(c);
-      quantize(reinterpret_cast<const float*>(column_row(x, c)), col, k);
-      if (offset) offset_activations(col, k);
-    }
-  });
-
-  if (gemm != nullptr) return mul_mat_packed(pool, gemm, packed, w, act, act_row, ncols, dst);
-  if (dequantize_first)
+  quantize_columns(pool, p, x, ncols, act);
+  if (p.dequantize_first)
     scratch.dequantized_rows.resize(static_cast<size_t>(k) * static_cast<size_t>(pool.size()));
-  const auto tile = [&](int64_t r0, int64_t r1, int64_t c0, int ny, uint8_t* const* dst_cols, int thread) {
-    float out[kMaxCols];
-    const uint8_t* y = act + act_row * static_cast<size_t>(c0);
+  for_each_tile(pool, m, ncols, dst,
+                [&](int64_t r0, int64_t r1, int64_t c0, int ny, uint8_t* const* dst_cols, int thread) {
+                  float* row_f32 = p.dequantize_first
+                                       ? scratch.dequantized_rows.data() + static_cast<size_t>(k) * thread
+                                       : nullptr;
+                  run_tile(p, w, packed, act + p.act_row * static_cast<size_t>(c0), r0, r1, ny, dst_cols,
+                           dst.nb[0], row_f32);
+                });
+}
+
+void mul_mat_grouped(ThreadPool& pool, CpuIsa isa, Scratch& scratch, std::span<const MatGroup> groups,
+                     const TensorView& x, const TensorView& dst) {
+  if (groups.empty()) return;
+  const TensorView& w0 = groups[0].w;
+  const int64_t k = w0.ne[0];
+  const int64_t m = w0.ne[1];
+  PADDOCK_CHECK(x.type == DType::kF32 && x.nb[0] == sizeof(float) && x.ne[0] == k && x.ne[2] == 1);
+  PADDOCK_CHECK(dst.type == DType::kF32 && dst.nb[0] == sizeof(float) && dst.ne[0] == m &&
+                dst.ne[1] == x.ne[1]);
+  bool all_packed = true;
+  for (const MatGroup& g : groups) {
+    PADDOCK_CHECK(g.w.type == w0.type && g.w.ne[0] == k && g.w.ne[1] == m && g.w.ne[2] == 1);
+    all_packed = all_packed && g.packed != nullptr;
+  }
+  const Plan p = make_plan(isa, w0.type, k, all_packed);
+  const int64_t ncols = x.ne[1];
+  scratch.activations.resize(p.act_row * static_cast<size_t>(ncols));
+  uint8_t* act = scratch.activations.data();
+  quantize_columns(pool, p, x, ncols, act);
+  if (p.dequantize_first)
+    scratch.dequantized_rows.resize(static_cast<size_t>(k) * static_cast<size_t>(pool.size()));
+  // Work items as for_each_tile's, (row tile) x (block of kColBlock columns), of every group.
+  const int64_t row_tiles = (m + kRowTile - 1) / kRowTile;
+  std::vector<int64_t> first_item(groups.size() + 1, 0);
+  bool decode = true;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    first_item[i + 1] = first_item[i] + row_tiles * ((groups[i].n + kColBlock - 1) / kColBlock);
+    decode = decode && groups[i].n <= kMaxCols;
+  }
+  const auto items = [&](int64_t b, int64_t e, int thread) {
     float* row_f32 =
-        dequantize_first ? scratch.dequantized_rows.data() + static_cast<size_t>(k) * thread : nullptr;
-    for (int64_t r = r0; r < r1; ++r) {
-      const void* row = w.row(r);
-      if (dequantize_first) {
-        dequantize(row, row_f32, k);
-        row = row_f32;
+        p.dequantize_first ? scratch.dequantized_rows.data() + static_cast<size_t>(k) * thread : nullptr;
+    for (int64_t item = b; item < e; ++item) {
+      const auto gi = static_cast<size_t>(std::upper_bound(first_item.begin(), first_item.end(), item) -
+                                          first_item.begin() - 1);
+      const MatGroup& g = groups[gi];
+      const int64_t local = item - first_item[gi];
+      const int64_t r0 = (local % row_tiles) * kRowTile;
+      const int64_t cb0 = g.first + (local / row_tiles) * kColBlock;
+      const int64_t cb1 = std::min(cb0 + kColBlock, g.first + g.n);
+      for (int64_t c0 = cb0; c0 < cb1; c0 += kMaxCols) {
+        const int ny = static_cast<int>(std::min<int64_t>(kMaxCols, cb1 - c0));
+        uint8_t* dst_cols[kMaxCols];
+        for (int j = 0; j < ny; ++j) dst_cols[j] = dst.row(c0 + j);
+        run_tile(p, g.w, g.packed, act + p.act_row * static_cast<size_t>(c0), r0, std::min(r0 + kRowTile, m),
+                 ny, dst_cols, dst.nb[0], row_f32);
       }
-      dot(k, row, y, act_row, ny, out);
-      for (int j = 0; j < ny; ++j) *reinterpret_cast<float*>(dst_cols[j] + r * dst.nb[0]) = out[j];
     }
   };
-  for_each_tile(pool, m, ncols, dst, tile);
+  // Decode streams long runs of consecutive rows (as for_each_tile does for one column group).
+  if (decode) {
+    pool.parallel_for_guided(first_item.back(), 1, items);
+  } else {
+    pool.parallel_for_chunked(first_item.back(), 1, items);
+  }
 }
 
 }  // namespace paddock::cpu

@@ -1,6 +1,7 @@
 // The mixture-of-experts ops. mul_mat_id groups a pass's (token, slot) pairs by expert and
-// multiplies each expert's matrix once by all of its columns with mul_mat, so a prefill
-// streams each chosen expert's weights once, and a decoded token reads only its k experts.
+// multiplies each chosen expert's matrix once by all of its columns (mul_mat_grouped: the
+// experts' products share one pass over the pool), so a prefill streams each chosen expert's
+// weights once, and a decoded token reads only its k experts.
 #include <cstring>
 
 #include "backend/cpu/ops.h"
@@ -49,32 +50,35 @@ void mul_mat_id(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView
     if (e >= 0) columns[static_cast<size_t>(next[static_cast<size_t>(e)]++)] = c;
   }
 
+  // Every chosen column gathered, grouped by expert; one product per expert, all in one pass.
+  const int64_t total = count.back();
+  scratch.moe_in.resize(static_cast<size_t>(k * total));
+  scratch.moe_out.resize(static_cast<size_t>(m * total));
+  for (int64_t j = 0; j < total; ++j) {
+    const int64_t c = columns[static_cast<size_t>(j)];
+    const int64_t s = x.ne[1] == 1 ? 0 : c % slots;
+    std::memcpy(&scratch.moe_in[static_cast<size_t>(j * k)], x.row(s, c / slots),
+                sizeof(float) * static_cast<size_t>(k));
+  }
+  std::vector<MatGroup> groups;
   for (int64_t e = 0; e < n_expert; ++e) {
     const int64_t first = count[static_cast<size_t>(e)];
     const int64_t n = count[static_cast<size_t>(e) + 1] - first;
     if (n == 0) continue;
-    scratch.moe_in.resize(static_cast<size_t>(k * n));
-    scratch.moe_out.resize(static_cast<size_t>(m * n));
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t c = columns[static_cast<size_t>(first + j)];
-      const int64_t t = c / slots;
-      const int64_t s = x.ne[1] == 1 ? 0 : c % slots;
-      std::memcpy(&scratch.moe_in[static_cast<size_t>(j * k)], x.row(s, t),
-                  sizeof(float) * static_cast<size_t>(k));
-    }
     const TensorView we = expert_matrix(w, e);
-    const TensorView in = TensorView::contiguous(scratch.moe_in.data(), DType::kF32, {k, n});
-    const TensorView out = TensorView::contiguous(scratch.moe_out.data(), DType::kF32, {m, n});
-    mul_mat(pool, isa, scratch, we, packed(we), in, out);
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t c = columns[static_cast<size_t>(first + j)];
-      uint8_t* col = dst.row(c % slots, c / slots);
-      const float* v = &scratch.moe_out[static_cast<size_t>(j * m)];
-      if (dst.nb[0] == sizeof(float)) {
-        std::memcpy(col, v, sizeof(float) * static_cast<size_t>(m));
-      } else {
-        for (int64_t r = 0; r < m; ++r) *reinterpret_cast<float*>(col + r * dst.nb[0]) = v[r];
-      }
+    groups.push_back({we, packed(we), first, n});
+  }
+  const TensorView in = TensorView::contiguous(scratch.moe_in.data(), DType::kF32, {k, total});
+  const TensorView out = TensorView::contiguous(scratch.moe_out.data(), DType::kF32, {m, total});
+  mul_mat_grouped(pool, isa, scratch, groups, in, out);
+  for (int64_t j = 0; j < total; ++j) {
+    const int64_t c = columns[static_cast<size_t>(j)];
+    uint8_t* col = dst.row(c % slots, c / slots);
+    const float* v = &scratch.moe_out[static_cast<size_t>(j * m)];
+    if (dst.nb[0] == sizeof(float)) {
+      std::memcpy(col, v, sizeof(float) * static_cast<size_t>(m));
+    } else {
+      for (int64_t r = 0; r < m; ++r) *reinterpret_cast<float*>(col + r * dst.nb[0]) = v[r];
     }
   }
 }

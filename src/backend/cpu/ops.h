@@ -18,8 +18,8 @@ namespace paddock::cpu {
 struct Scratch {
   std::vector<uint8_t> activations;
   std::vector<float> dequantized_rows;  // one weight row per thread (dequantize-only types)
-  std::vector<int32_t> moe_experts;       // mul_mat_id: each token's experts
-  std::vector<float> moe_in, moe_out;     // mul_mat_id: one expert's columns
+  std::vector<int32_t> moe_experts;     // mul_mat_id: each token's experts
+  std::vector<float> moe_in, moe_out;   // mul_mat_id: one expert's columns
 };
 
 bool can_mul_mat(DType t);
@@ -28,6 +28,18 @@ bool can_read_rows(DType t);
 // packed: w's interleaved copy (repacked_weights.h) or nullptr.
 void mul_mat(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w, const uint8_t* packed,
              const TensorView& x, const TensorView& dst);
+// One of several products of mul_mat_grouped: w [K, M] (its interleaved copy or nullptr) times
+// columns [first, first + n) of the shared x.
+struct MatGroup {
+  TensorView w;
+  const uint8_t* packed = nullptr;
+  int64_t first = 0;
+  int64_t n = 0;
+};
+// Several products of matrices of one type and shape in one pass over the pool (the chosen
+// experts of a step): x [K, ncols] and dst [M, ncols], both with contiguous columns.
+void mul_mat_grouped(ThreadPool& pool, CpuIsa isa, Scratch& scratch, std::span<const MatGroup> groups,
+                     const TensorView& x, const TensorView& dst);
 // The interleaved copy of a weight (an expert's matrix) or nullptr.
 using PackedFn = std::function<const uint8_t*(const TensorView&)>;
 void mul_mat_id(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView& w, const PackedFn& packed,
