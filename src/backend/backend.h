@@ -66,7 +66,8 @@ enum class RopeMode : uint8_t {
   kNeox,    // rotates pairs (x[i], x[i + n_dims/2]): Qwen2/3, GPT-NeoX
 };
 
-// ggml_rope_ext without YaRN: theta_i = pos * freq_scale * freq_base^(-2i/n_dims) / factor_i.
+// ggml_rope_ext: theta_i = pos * freq_scale * freq_base^(-2i/n_dims) / factor_i, mixed by
+// YaRN with the unscaled angle where ext_factor != 0 (backend/rope_angles.h).
 struct RopeParams {
   RopeMode mode = RopeMode::kNormal;
   int32_t n_dims = 0;  // leading dims of each head that rotate; the rest pass through
@@ -75,6 +76,15 @@ struct RopeParams {
   // Empty, or n_dims/2 divisors (rope_freqs.weight). In a graph node they travel as the
   // rope's second input and the backend fills this in when it runs the node.
   std::span<const float> freq_factors;
+  // YaRN (gpt-oss): ext_factor 0 is plain RoPE; otherwise pairs below the beta_fast
+  // corner keep their unscaled angle, those past beta_slow take the scaled one (over the
+  // n_ctx_orig the model was trained at), and every cos/sin is scaled by attn_factor *
+  // (1 + 0.1 ln(1 / freq_scale)).
+  float ext_factor = 0.0f;
+  float attn_factor = 1.0f;
+  float beta_fast = 32.0f;
+  float beta_slow = 1.0f;
+  int32_t n_ctx_orig = 0;
 };
 
 // kAttention's options: llama.cpp's flash_attn_ext with its mask and logit softcap (the
@@ -126,6 +136,11 @@ enum class Op : uint8_t {
   kMulMatId,  // see below
   kMoeSum,    // dst[:, t] = sum over slots s of gate weight * src0[:, s, t]. src0 [M, k, N], src1 gate
               // [n_expert, N]
+  kAddId,     // dst[:, s, t] = src0[:, s, t] + src1[:, expert of slot s] (the experts' biases).
+              // src0 [M, k, N], src1 [M, n_expert], src2 gate [n_expert, N]; slots past the
+              // last chosen expert copy src0
+  kSwigluOai,  // gpt-oss's clamped SwiGLU: g = min(src0, limit), u = clamp(src1, -limit, limit),
+               // dst = g * sigmoid(alpha g) * (u + 1); scalar alpha, scalar2 limit. All F32, one shape
   kCount,
 };
 // kAttention: attention with grouped KV heads over one sequence's cache. src0 = q
@@ -144,6 +159,7 @@ inline constexpr size_t kOpCount = static_cast<size_t>(Op::kCount);
 inline constexpr std::array<std::string_view, kOpCount> kOpNames = {
     "GET_ROWS", "MUL_MAT", "RMS_NORM", "MUL",  "ADD",  "ROPE",     "SWIGLU",     "FLASH_ATTN_EXT",
     "CPY",      "GEGLU",   "SCALE",    "NORM", "GELU", "TOPK_MOE", "MUL_MAT_ID", "MOE_SUM",
+    "ADD_ID",   "SWIGLU_OAI",
 };
 static_assert(kOpNames.size() == kOpCount, "one name per op");
 inline std::string_view op_name(Op op) { return kOpNames[static_cast<size_t>(op)]; }

@@ -49,6 +49,7 @@ void host_node(const Node& n, Node& out) {
   for (int i = 0; i < n.n_src; ++i) out.src[i] = host_view(n.src[i]);
   out.ids = n.ids;
   out.scalar = n.scalar;
+  out.scalar2 = n.scalar2;
   out.attn = n.attn;
   out.rope = n.rope;
   out.moe = n.moe;
@@ -195,6 +196,24 @@ TensorView Graph::moe_sum(const TensorView& experts_out, const TensorView& gate,
   PADDOCK_CHECK(gate.ne[1] == experts_out.ne[2] && experts_out.ne[1] <= gate.ne[0]);
   TensorView out = tensor(DType::kF32, {experts_out.ne[0], experts_out.ne[2]});  // [M, N]
   return record(Op::kMoeSum, std::move(name), {experts_out, gate}, out);
+}
+
+TensorView Graph::add_id(const TensorView& x, const TensorView& bias, const TensorView& gate,
+                         std::string name) {
+  PADDOCK_CHECK(bias.ne[0] == x.ne[0] && bias.ne[1] == gate.ne[0] && gate.ne[1] == x.ne[2] &&
+                x.ne[1] <= gate.ne[0]);
+  TensorView out = tensor(DType::kF32, {x.ne[0], x.ne[1], x.ne[2]});
+  return record(Op::kAddId, std::move(name), {x, bias, gate}, out);
+}
+
+TensorView Graph::swiglu_oai(const TensorView& gate, const TensorView& up, float alpha, float limit,
+                             std::string name) {
+  PADDOCK_CHECK(gate.same_shape(up));
+  TensorView out = tensor(DType::kF32, {gate.ne[0], gate.ne[1], gate.ne[2], gate.ne[3]});
+  record(Op::kSwigluOai, std::move(name), {gate, up}, out);
+  nodes_.back().scalar = alpha;
+  nodes_.back().scalar2 = limit;
+  return out;
 }
 
 void Graph::attention(const TensorView& q, const TensorView& k, const TensorView& v,

@@ -34,7 +34,8 @@ struct Node {
   std::array<TensorView, 4> src{};
   int n_src = 0;
   std::span<const int32_t> ids;  // get_rows: rows; rope, attention: one position per token
-  float scalar = 0;              // rms_norm, norm: eps; scale: the factor
+  float scalar = 0;              // rms_norm, norm: eps; scale: the factor; swiglu_oai: alpha
+  float scalar2 = 0;             // swiglu_oai: the clamp limit
   AttnParams attn;               // attention
   MoeParams moe;                 // moe_gate; mul_mat_id: moe.k
   RopeParams rope;               // rope (src[1], when present, holds the frequency factors)
@@ -97,6 +98,9 @@ class Graph {
   TensorView mul_mat_id(const TensorView& experts, const TensorView& x, const TensorView& gate, int32_t k,
                         std::string name);
   TensorView moe_sum(const TensorView& experts_out, const TensorView& gate, std::string name);
+  // The chosen experts' biases [M, n_expert] added to their slots of x [M, k, N].
+  TensorView add_id(const TensorView& x, const TensorView& bias, const TensorView& gate, std::string name);
+  TensorView swiglu_oai(const TensorView& gate, const TensorView& up, float alpha, float limit, std::string name);
   // These two write into dst (rows of a planned tensor, a KV cache's cells).
   void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
                  const AttnParams& p, const std::optional<TensorView>& sinks, const TensorView& dst,

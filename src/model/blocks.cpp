@@ -50,6 +50,7 @@ Result<AttnWeights> bind_attention(WeightBinder& b, const HParams& hp, int64_t i
   PADDOCK_ASSIGN(w.bo, b.optional(blk(il, "attn_output.bias"), {hp.n_embd}));
   PADDOCK_ASSIGN(w.q_norm, bind_part(b, parts.qk_norm, blk(il, "attn_q_norm.weight"), {hp.head_dim_k}));
   PADDOCK_ASSIGN(w.k_norm, bind_part(b, parts.qk_norm, blk(il, "attn_k_norm.weight"), {hp.head_dim_k}));
+  PADDOCK_ASSIGN(w.sinks, bind_part(b, parts.sinks, blk(il, "attn_sinks.weight"), {hp.layer(il).n_head}));
   return w;
 }
 
@@ -76,7 +77,8 @@ Result<FfnWeights> bind_gated_ffn(WeightBinder& b, const HParams& hp, int64_t il
   return w;
 }
 
-Result<MoeWeights> bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t il, const MoeParams& params) {
+Result<MoeWeights> bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t il, const MoeParams& params,
+                                Part biases) {
   if (hp.n_expert == 0)
     return corrupt("layer " + std::to_string(il) + " has experts but the file has no expert_count");
   MoeWeights w;
@@ -90,6 +92,10 @@ Result<MoeWeights> bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t il, 
                  b.tensor(blk(il, "ffn_up_exps.weight"), {hp.n_embd, n_ff, hp.n_expert}, Use::kMulMatId));
   PADDOCK_ASSIGN(w.down_exps,
                  b.tensor(blk(il, "ffn_down_exps.weight"), {n_ff, hp.n_embd, hp.n_expert}, Use::kMulMatId));
+  PADDOCK_ASSIGN(w.gate_inp_b, bind_part(b, biases, blk(il, "ffn_gate_inp.bias"), {hp.n_expert}));
+  PADDOCK_ASSIGN(w.gate_exps_b, bind_part(b, biases, blk(il, "ffn_gate_exps.bias"), {n_ff, hp.n_expert}));
+  PADDOCK_ASSIGN(w.up_exps_b, bind_part(b, biases, blk(il, "ffn_up_exps.bias"), {n_ff, hp.n_expert}));
+  PADDOCK_ASSIGN(w.down_exps_b, bind_part(b, biases, blk(il, "ffn_down_exps.bias"), {hp.n_embd, hp.n_expert}));
   return w;
 }
 
@@ -115,7 +121,12 @@ RopeParams rope_params(const HParams& hp, RopeMode mode) {
                     .n_dims = static_cast<int32_t>(hp.n_rot),
                     .freq_base = hp.rope_freq_base,
                     .freq_scale = hp.rope_freq_scale,
-                    .freq_factors = {}};
+                    .freq_factors = {},
+                    .ext_factor = hp.yarn_ext_factor,
+                    .attn_factor = hp.yarn_attn_factor,
+                    .beta_fast = hp.yarn_beta_fast,
+                    .beta_slow = hp.yarn_beta_slow,
+                    .n_ctx_orig = static_cast<int32_t>(hp.n_ctx_orig_yarn)};
 }
 
 RopeParams layer_rope(RopeParams r, const LayerParams& l) {
@@ -199,33 +210,56 @@ TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const A
         rows(q, s.first, s.n), kv.k(il, 0, cells.n_read), kv.v(il, 0, cells.n_read),
         c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)),
         AttnParams{.scale = scale, .causal = hp.causal, .window = lp.window, .cells = cells.positions},
-        std::nullopt, rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
+        w.sinks, rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
   }
   return linear(c, w.wo, w.bo, out.reshape({hp.head_dim_v * lp.n_head, n}),
                 layer_name("attn_out", il));  // [n_embd, n]
 }
 
+namespace {
+
+// act(gate) * up (gpt-oss: clamped, times up + 1), any shape, named prefix + "_swiglu" etc.
+TensorView activate(ForwardContext& c, int64_t il, Act act, const TensorView& gate, const TensorView& up,
+                    const std::string& prefix) {
+  switch (act) {
+    case Act::kGelu: return c.g.geglu(gate, up, layer_name(prefix + "_geglu", il));
+    case Act::kSwigluOai: return c.g.swiglu_oai(gate, up, 1.702f, 7.0f, layer_name(prefix + "_swiglu_oai", il));
+    case Act::kSilu: break;
+  }
+  return c.g.swiglu(gate, up, layer_name(prefix + "_swiglu", il));
+}
+
+// The chosen experts' biases added to their slots, when the model has them.
+TensorView expert_bias(ForwardContext& c, const TensorView& x, const std::optional<TensorView>& bias,
+                       const TensorView& gate, const std::string& name) {
+  return bias ? c.g.add_id(x, *bias, gate, name) : x;
+}
+
+}  // namespace
+
 TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const FfnWeights& w, Act act) {
   const TensorView gate = c.g.mul_mat(w.gate, x, layer_name("ffn_gate", il));  // [n_ff, n]
   const TensorView up = c.g.mul_mat(w.up, x, layer_name("ffn_up", il));        // [n_ff, n]
-  const TensorView h = act == Act::kGelu ? c.g.geglu(gate, up, layer_name("ffn_geglu", il))
-                                         : c.g.swiglu(gate, up, layer_name("ffn_swiglu", il));  // [n_ff, n]
-  return c.g.mul_mat(w.down, h, layer_name("ffn_out", il));                                     // [n_embd, n]
+  return c.g.mul_mat(w.down, activate(c, il, act, gate, up, "ffn"), layer_name("ffn_out", il));  // [n_embd, n]
 }
 
 TensorView moe_ffn(ForwardContext& c, int64_t il, const TensorView& x, const MoeWeights& w) {
   const int32_t k = w.params.k;
   const int64_t n = x.ne[1];
-  const TensorView logits = c.g.mul_mat(w.gate_inp, x, layer_name("ffn_moe_logits", il));     // [n_expert, n]
+  const TensorView logits =
+      linear(c, w.gate_inp, w.gate_inp_b, x, layer_name("ffn_moe_logits", il));               // [n_expert, n]
   const TensorView gate = c.g.moe_gate(logits, w.params, layer_name("ffn_moe_weights", il));  // [n_expert, n]
   const TensorView x3 = x.reshape({x.ne[0], 1, n});
-  const TensorView g =
-      c.g.mul_mat_id(w.gate_exps, x3, gate, k, layer_name("ffn_moe_gate", il));               // [n_ff, k, n]
-  const TensorView u = c.g.mul_mat_id(w.up_exps, x3, gate, k, layer_name("ffn_moe_up", il));  // [n_ff, k, n]
-  const TensorView h = c.g.swiglu(g, u, layer_name("ffn_moe_swiglu", il));                    // [n_ff, k, n]
-  const TensorView d =
-      c.g.mul_mat_id(w.down_exps, h, gate, k, layer_name("ffn_moe_down", il));  // [n_embd, k, n]
-  return c.g.moe_sum(d, gate, layer_name("ffn_moe_out", il));                   // [n_embd, n]
+  const std::string gate_name = layer_name("ffn_moe_gate", il), up_name = layer_name("ffn_moe_up", il);
+  const TensorView g = expert_bias(c, c.g.mul_mat_id(w.gate_exps, x3, gate, k, gate_name), w.gate_exps_b, gate,
+                                   gate_name);  // [n_ff, k, n]
+  const TensorView u =
+      expert_bias(c, c.g.mul_mat_id(w.up_exps, x3, gate, k, up_name), w.up_exps_b, gate, up_name);  // [n_ff, k, n]
+  const TensorView h = activate(c, il, w.act, g, u, "ffn_moe");  // [n_ff, k, n]
+  const std::string down_name = layer_name("ffn_moe_down", il);
+  const TensorView d = expert_bias(c, c.g.mul_mat_id(w.down_exps, h, gate, k, down_name), w.down_exps_b, gate,
+                                   down_name);          // [n_embd, k, n]
+  return c.g.moe_sum(d, gate, layer_name("ffn_moe_out", il));  // [n_embd, n]
 }
 
 void keep_output_rows(ForwardContext& c, int64_t il, TensorView& cur, TensorView& residual) {

@@ -34,23 +34,28 @@ struct AttnWeights {
   TensorView wq, wk, wv, wo;  // [n_embd, n_embd_q], [n_embd, n_embd_k], ..., [n_head * d_v, n_embd]
   std::optional<TensorView> bq, bk, bv, bo;  // [n_embd_q], [n_embd_k], [n_embd_v], [n_embd]
   std::optional<TensorView> q_norm, k_norm;  // [head_dim_k], per head (qwen3)
+  std::optional<TensorView> sinks;           // [n_head]: attention sinks (gpt-oss)
 };
 
 struct FfnWeights {
   TensorView gate, up, down;  // [n_embd, n_ff], [n_embd, n_ff], [n_ff, n_embd]
 };
 
-// A mixture of experts in place of the FFN (qwen3moe): the router picks each token's k
-// experts, whose gated FFNs' outputs are summed, weighted by the router.
+// The activation of a gated FFN's gate: SiLU, GELU, or gpt-oss's clamped SwiGLU (alpha
+// 1.702, limit 7, the up projection plus 1).
+enum class Act : uint8_t { kSilu, kGelu, kSwigluOai };
+
+// A mixture of experts in place of the FFN (qwen3moe, gpt-oss): the router picks each
+// token's k experts, whose gated FFNs' outputs are summed, weighted by the router.
 struct MoeWeights {
   TensorView gate_inp;            // [n_embd, n_expert], the router
   TensorView gate_exps, up_exps;  // [n_embd, n_ff_exp, n_expert]
   TensorView down_exps;           // [n_ff_exp, n_embd, n_expert]
+  // Biases (gpt-oss): the router's [n_expert]; each expert's [n_ff_exp or n_embd, n_expert].
+  std::optional<TensorView> gate_inp_b, gate_exps_b, up_exps_b, down_exps_b;
   MoeParams params;
+  Act act = Act::kSilu;  // kSilu or kSwigluOai
 };
-
-// The activation of a gated FFN's gate.
-enum class Act : uint8_t { kSilu, kGelu };
 
 // llama's layer: attn_norm, attention, residual, ffn_norm, gated FFN, residual.
 struct PreNormLayerWeights {
@@ -73,6 +78,7 @@ enum class Part : uint8_t { kAbsent, kOptional, kRequired };
 struct AttnParts {
   Part qkv_bias = Part::kAbsent;  // attn_q/k/v.bias (attn_output.bias is always optional)
   Part qk_norm = Part::kAbsent;   // attn_q_norm / attn_k_norm
+  Part sinks = Part::kAbsent;     // attn_sinks.weight
   bool moe = false;               // the FFN is a mixture of experts (ffn_*_exps)
 };
 
@@ -84,8 +90,10 @@ Result<AttnWeights> bind_attention(WeightBinder& b, const HParams& hp, int64_t i
 Result<AttnWeights> bind_fused_attention(WeightBinder& b, const HParams& hp, int64_t il);
 // ffn_gate, ffn_up, ffn_down of layer il.
 Result<FfnWeights> bind_gated_ffn(WeightBinder& b, const HParams& hp, int64_t il);
-// ffn_gate_inp and ffn_{gate,up,down}_exps of layer il, routed as `params` says.
-Result<MoeWeights> bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t il, const MoeParams& params);
+// ffn_gate_inp and ffn_{gate,up,down}_exps of layer il (and their biases, when `biases`),
+// routed as `params` says.
+Result<MoeWeights> bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t il, const MoeParams& params,
+                                Part biases = Part::kAbsent);
 // attn_norm, attention, ffn_norm and FFN (parts.moe: the experts, softmax-routed, their
 // weights renormalised as expert_weights_norm says) of layer il.
 Result<PreNormLayerWeights> bind_pre_norm_layer(WeightBinder& b, const HParams& hp, int64_t il,
@@ -141,7 +149,7 @@ TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const A
 // down(act(gate x) * up x). x [n_embd, n] -> [n_embd, n]
 TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const FfnWeights& w,
                      Act act = Act::kSilu);
-// The experts' FFN: each token's k experts' SiLU-gated FFNs, weighted by the router and
+// The experts' FFN: each token's k experts' gated FFNs (w.act), weighted by the router and
 // summed. x [n_embd, n] -> [n_embd, n]
 TensorView moe_ffn(ForwardContext& c, int64_t il, const TensorView& x, const MoeWeights& w);
 // As llama.cpp does, the last layer keeps only the output rows once attention has mixed

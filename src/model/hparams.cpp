@@ -34,6 +34,35 @@ Status load_experts(const gguf::File& file, const gguf::KeyReader& r, HParams& h
   return Status::ok();
 }
 
+// rope.scaling.*: linear divides every angle by the factor; YaRN (gpt-oss) blends scaled
+// and unscaled angles and sets the magnitude factor as llama.cpp's llama_context does.
+Status load_rope_scaling(const gguf::KeyReader& r, HParams& hp) {
+  const std::string_view scaling = r.string("rope.scaling.type").value_or("none");
+  PADDOCK_ASSIGN(const float factor, r.optional_float("rope.scaling.factor", 0.0f));
+  if (scaling != "none" && scaling != "linear" && scaling != "yarn") {
+    return unsupported("rope scaling type \"" + std::string(scaling) +
+                       "\" is not supported (supported: none, linear, yarn)");
+  }
+  if (scaling == "none" || !(factor > 0)) return Status::ok();
+  hp.rope_freq_scale = 1.0f / factor;
+  if (scaling != "yarn") return Status::ok();
+  hp.yarn_ext_factor = 1.0f;
+  PADDOCK_ASSIGN(hp.n_ctx_orig_yarn, r.optional_int("rope.scaling.original_context_length", hp.n_ctx_train));
+  if (hp.n_ctx_orig_yarn < 1 || hp.n_ctx_orig_yarn > (int64_t{1} << 30)) {
+    return corrupt("key " + r.name("rope.scaling.original_context_length") + ": expected 1..2^30");
+  }
+  PADDOCK_ASSIGN(hp.yarn_beta_fast, r.optional_float("rope.scaling.yarn_beta_fast", 32.0f));
+  PADDOCK_ASSIGN(hp.yarn_beta_slow, r.optional_float("rope.scaling.yarn_beta_slow", 1.0f));
+  PADDOCK_ASSIGN(const float log_mul, r.optional_float("rope.scaling.yarn_log_multiplier", 0.0f));
+  PADDOCK_ASSIGN(const float attn_factor, r.optional_float("rope.scaling.attn_factor", 1.0f));
+  const auto mscale = [](float scale, float m) { return scale <= 1.0f ? 1.0f : 0.1f * m * std::log(scale) + 1.0f; };
+  hp.yarn_attn_factor = log_mul != 0.0f ? mscale(factor, 1.0f) / mscale(factor, log_mul) : mscale(factor, 1.0f);
+  // The rope kernel scales by 1 + 0.1 ln(factor) again (ggml_rope_yarn): cancel it once here.
+  hp.yarn_attn_factor *= 1.0f / (1.0f + 0.1f * std::log(factor));
+  hp.yarn_attn_factor *= attn_factor;
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<HParams> load_hparams(const gguf::File& file, std::string_view arch, float default_rms_eps) {
@@ -87,14 +116,7 @@ Result<HParams> load_hparams(const gguf::File& file, std::string_view arch, floa
   PADDOCK_ASSIGN(hp.rope_freq_base, r.optional_float("rope.freq_base", 10000.0f));
   if (!(hp.rope_freq_base > 0)) return corrupt("key " + r.name("rope.freq_base") + ": expected > 0");
 
-  const std::string_view scaling = r.string("rope.scaling.type").value_or("none");
-  PADDOCK_ASSIGN(const float factor, r.optional_float("rope.scaling.factor", 0.0f));
-  if (scaling == "linear" && factor > 0) {
-    hp.rope_freq_scale = 1.0f / factor;
-  } else if (scaling != "none" && scaling != "linear") {
-    return unsupported("rope scaling type \"" + std::string(scaling) +
-                       "\" is not supported (supported: none, linear)");
-  }
+  PADDOCK_TRY(load_rope_scaling(r, hp));
   for (LayerParams& l : hp.layers) {
     l.rope_freq_base = hp.rope_freq_base;
     l.rope_freq_scale = hp.rope_freq_scale;

@@ -44,7 +44,13 @@ struct HParams {
   bool causal = true;  // attention.causal: false for encoders, whose tokens see the whole sequence
   float attn_scale = 0;  // scores = attn_scale * q.k; 0: 1 / sqrt(head_dim_k)
   float rope_freq_base = 10000.0f;   // each layer's starts as this one
-  float rope_freq_scale = 1.0f;      // 1 / rope.scaling.factor for linear scaling
+  float rope_freq_scale = 1.0f;      // 1 / rope.scaling.factor for linear and YaRN scaling
+  // YaRN (rope.scaling.type yarn), as llama.cpp's context sets it up: RopeParams' fields.
+  float yarn_ext_factor = 0.0f;  // 1 with YaRN
+  float yarn_attn_factor = 1.0f;
+  float yarn_beta_fast = 32.0f;   // rope.scaling.yarn_beta_fast
+  float yarn_beta_slow = 1.0f;    // rope.scaling.yarn_beta_slow
+  int64_t n_ctx_orig_yarn = 0;    // rope.scaling.original_context_length, default context_length
   Pooling pooling = Pooling::kMean;  // pooling_type
   int64_t n_expert = 0;       // expert_count: 0 for a dense model
   int64_t n_expert_used = 0;  // expert_used_count: experts per token

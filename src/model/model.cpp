@@ -1,6 +1,7 @@
 #include "model/model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "base/check.h"
@@ -142,7 +143,11 @@ Status Model::shift(Backend& be, KvCache& kv, int64_t first, int64_t n) const {
     const TensorView k = kv.k(il, m.first_cell, static_cast<int64_t>(m.delta.size()));  // [d_k, n_head_kv, cells]
     const TensorView f = g.tensor(DType::kF32, {k.ne[0], k.ne[1], k.ne[2]});
     g.copy(k, f, layer_name("k_shift_in", il));
-    g.copy(g.rope(f, m.delta, rope_for(il), rope_factors(), layer_name("k_shifted", il)), k,
+    RopeParams r = rope_for(il);
+    // A pure rotation: YaRN's magnitude factor is in the keys already, so the kernel's own
+    // 1 + 0.1 ln(1 / freq_scale) is cancelled here.
+    if (r.ext_factor != 0.0f) r.attn_factor = 1.0f / (1.0f + 0.1f * std::log(1.0f / r.freq_scale));
+    g.copy(g.rope(f, m.delta, r, rope_factors(), layer_name("k_shifted", il)), k,
            layer_name("k_shift", il));
     g.release_since(mark, TensorView{});  // the next layer may reuse this one's F32 rows
   }

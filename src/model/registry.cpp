@@ -11,6 +11,7 @@ namespace {
 constexpr std::array kArchs = {
     ArchEntry{"bert", load_bert},
     ArchEntry{"gemma3", load_gemma3},
+    ArchEntry{"gpt-oss", load_gptoss},
     ArchEntry{"llama", load_llama},
     ArchEntry{"nomic-bert", load_nomic_bert},
     ArchEntry{"phi3", load_phi3},
@@ -18,7 +19,7 @@ constexpr std::array kArchs = {
     ArchEntry{"qwen3", load_qwen3},
     ArchEntry{"qwen3moe", load_qwen3moe},
 };
-static_assert(kArchs.size() == 8, "one row per loader in model/arch/ (bert.cpp has two)");
+static_assert(kArchs.size() == 9, "one row per loader in model/arch/ (bert.cpp has two)");
 }  // namespace
 
 std::span<const ArchEntry> architectures() { return kArchs; }

@@ -204,6 +204,7 @@ struct Case {
   bool in_place = false;  // dst is src[0] (mul, add)
   std::vector<int32_t> ids;
   float scalar = 0;
+  float scalar2 = 0;
   RopeParams rope;             // frequency factors, when present, are src[1]
   AttnParams attn;             // sinks, when present, are src[3]
   std::vector<int32_t> cells;  // attention's tagged cells (attn.cells points here when run)
@@ -361,6 +362,24 @@ std::vector<Case> glu_cases(Op op, DType t) {
   return out;
 }
 
+// gpt-oss's clamped SwiGLU, inputs spread past the clamp (limit 7).
+std::vector<Case> swiglu_oai_cases(DType t) {
+  std::vector<Case> out;
+  for (int64_t n : kSizes) {
+    for (Views v : kRowViews) {
+      const Spec gate{.type = t, .ne = {n * block(t), 7, 3, 2}, .layout = v.src, .sigma = 8.0f};
+      const Spec up{.type = t, .ne = gate.ne, .layout = v.src, .sigma = 8.0f};
+      out.push_back({.op = Op::kSwigluOai,
+                     .src = {gate, up},
+                     .dst = {.ne = gate.ne, .layout = v.dst},
+                     .scalar = 1.702f,
+                     .scalar2 = 7.0f,
+                     .tol = {.rel = 1e-6}});
+    }
+  }
+  return out;
+}
+
 // SCALE and GELU (inputs spread as GEGLU's gate's).
 std::vector<Case> unary_cases(Op op, DType t) {
   std::vector<Case> out;
@@ -434,6 +453,16 @@ std::vector<Case> rope_cases(DType t) {
       }
     }
     add({.mode = mode, .n_dims = 128}, 128, 7, kRowViews[0]);
+    // YaRN as gpt-oss sets it (factor 32 over a 4096-token original context), and with
+    // an attention factor of its own.
+    for (float attn_factor : {1.0f, 0.75f}) {
+      for (int64_t tokens : {int64_t{1}, int64_t{33}}) {
+        add({.mode = mode, .n_dims = 64, .freq_base = 150000.0f, .freq_scale = 1.0f / 32, .ext_factor = 1.0f,
+             .attn_factor = attn_factor, .n_ctx_orig = 4096},
+            64, tokens, kRowViews[0]);
+        out.back().note += " yarn attn_factor=" + std::to_string(attn_factor);
+      }
+    }
   }
   return out;
 }
@@ -708,6 +737,24 @@ std::vector<Case> moe_sum_cases(DType t) {
   return out;
 }
 
+// The chosen experts' biases added to their slots (gpt-oss), 1 to 1025 rows.
+std::vector<Case> add_id_cases(DType t) {
+  std::vector<Case> out;
+  for (int64_t m : kSizes) {
+    for (int32_t k : {1, 2, 4}) {
+      for (int64_t n : {1, 7}) {
+        out.push_back({.op = Op::kAddId,
+                       .src = {{.type = t, .ne = {m, k, n, 1}},
+                               {.type = t, .ne = {m, 8, 1, 1}},
+                               {.type = t, .ne = {8, n, 1, 1}, .values = gate_values(8, n, k)}},
+                       .dst = {.ne = {m, k, n, 1}},
+                       .tol = {.bitwise = true}});
+      }
+    }
+  }
+  return out;
+}
+
 // The input types of `op` with t in its typed slot (tables, weights, K/V, copy sources;
 // every input of the F32 ops).
 std::vector<DType> signature(Op op, DType t) {
@@ -723,6 +770,8 @@ std::vector<DType> signature(Op op, DType t) {
     case Op::kMulMat: return {t, DType::kF32};
     case Op::kMulMatId: return {t, DType::kF32, DType::kF32};
     case Op::kMoeSum: return {t, t};
+    case Op::kAddId: return {t, t, t};
+    case Op::kSwigluOai: return {t, t};
     case Op::kMul:
     case Op::kAdd:
     case Op::kSwiglu:
@@ -755,6 +804,8 @@ std::vector<Case> make_cases(Op op, std::span<const DType> types) {
       case Op::kMoeGate: more = moe_gate_cases(t); break;
       case Op::kMulMatId: more = mul_mat_id_cases(t); break;
       case Op::kMoeSum: more = moe_sum_cases(t); break;
+      case Op::kAddId: more = add_id_cases(t); break;
+      case Op::kSwigluOai: more = swiglu_oai_cases(t); break;
       case Op::kCount: break;
     }
     std::move(more.begin(), more.end(), std::back_inserter(out));
@@ -878,6 +929,7 @@ Result<std::vector<uint8_t>> run_case(Target& t, const Case& c, const Inputs& in
   }
   n.ids = g.keep(c.ids);
   n.scalar = c.scalar;
+  n.scalar2 = c.scalar2;
   n.rope = c.rope;
   n.attn = c.attn;
   n.attn.cells = g.keep(c.cells);

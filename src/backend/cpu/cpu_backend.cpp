@@ -69,6 +69,10 @@ void run_mul_mat_id(CpuContext& c, const Node& n) {
                   n.src[1], n.src[2], n.dst);
 }
 void run_moe_sum(CpuContext& c, const Node& n) { cpu::moe_sum(c.pool, n.src[0], n.src[1], n.dst); }
+void run_add_id(CpuContext& c, const Node& n) { cpu::add_id(c.pool, n.src[0], n.src[1], n.src[2], n.dst); }
+void run_swiglu_oai(CpuContext& c, const Node& n) {
+  cpu::swiglu_oai(c.pool, c.isa, n.src[0], n.src[1], n.scalar, n.scalar2, n.dst);
+}
 
 constexpr HostKernelTable<CpuContext> kKernels = {{
     {rows_then_f32, run_get_rows},
@@ -87,6 +91,8 @@ constexpr HostKernelTable<CpuContext> kKernels = {{
     {all_f32, run_moe_gate},
     {mul_mat_types, run_mul_mat_id},
     {all_f32, run_moe_sum},
+    {all_f32, run_add_id},
+    {all_f32, run_swiglu_oai},
 }};
 static_assert(complete(kKernels), "a kernel row for every op");
 

@@ -100,4 +100,21 @@ void moe_sum(ThreadPool& pool, const TensorView& experts_out, const TensorView& 
   });
 }
 
+void add_id(ThreadPool& pool, const TensorView& x, const TensorView& bias, const TensorView& gate,
+            const TensorView& dst) {
+  const auto slots = static_cast<int32_t>(x.ne[1]);
+  PADDOCK_CHECK(slots <= kMaxExpertsPerToken && gate.nb[0] == sizeof(float));
+  pool.parallel_for(x.ne[2], [&](int64_t b, int64_t e, int) {
+    int32_t experts[kMaxExpertsPerToken];
+    for (int64_t t = b; t < e; ++t) {
+      const int n = moe_slots(reinterpret_cast<const float*>(gate.row(t)), gate.ne[0], slots, experts);
+      for (int32_t s = 0; s < slots; ++s) {
+        for (int64_t r = 0; r < x.ne[0]; ++r) {
+          dst.f32(r, s, t) = s < n ? x.f32(r, s, t) + bias.f32(r, experts[s]) : x.f32(r, s, t);
+        }
+      }
+    }
+  });
+}
+
 }  // namespace paddock::cpu

@@ -12,6 +12,7 @@
 #include "backend/cpu/ops.h"
 #include "backend/cpu/vec_exp.h"
 #include "backend/gelu.h"
+#include "backend/rope_angles.h"
 #include "base/check.h"
 #include "base/fp16.h"
 
@@ -176,6 +177,29 @@ void norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& ds
   });
 }
 
+void swiglu_oai(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up, float alpha,
+                float limit, const TensorView& dst) {
+  const ExpFn vexp = isa == CpuIsa::kScalar ? nullptr : exp_avx2_kernel();
+  const int64_t n = gate.ne[0];
+  each_row<2>(pool, {&gate, &up}, dst, 10, [&](const std::array<const float*, 2>& in, float* out) {
+    constexpr int64_t kBlock = 256;
+    float e[kBlock];
+    for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+      const int64_t len = std::min(kBlock, n - i0);
+      for (int64_t i = 0; i < len; ++i) e[i] = alpha * -std::min(in[0][i0 + i], limit);
+      if (vexp != nullptr) {
+        vexp(e, e, len);
+      } else {
+        for (int64_t i = 0; i < len; ++i) e[i] = std::exp(e[i]);
+      }
+      for (int64_t i = 0; i < len; ++i) {
+        const float x = std::min(in[0][i0 + i], limit);
+        out[i0 + i] = x / (1.0f + e[i]) * (std::clamp(in[1][i0 + i], -limit, limit) + 1.0f);
+      }
+    }
+  });
+}
+
 void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up,
             const TensorView& dst) {
   // exp is most of the op (a scalar std::exp took 2-4% of a prompt's time): SIMD paths take
@@ -228,26 +252,16 @@ void rope(ThreadPool& pool, const TensorView& x, std::span<const int32_t> pos, c
   PADDOCK_CHECK(p.n_dims > 0 && p.n_dims % 2 == 0 && p.n_dims <= x.ne[0]);
   PADDOCK_CHECK(p.freq_factors.empty() || static_cast<int64_t>(p.freq_factors.size()) >= p.n_dims / 2);
   const int64_t half = p.n_dims / 2;
-  const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_dims));
   const int64_t n_head = x.ne[1];
-  // Rows are (head, token) pairs; a thread rebuilds its angle cache when the token changes,
-  // with the same repeated multiplication as ggml, so angles agree to the last bit.
+  // Rows are (head, token) pairs; a thread rebuilds its angle cache when the token changes.
   for_rows(pool, n_head * x.ne[2], x.n_elements(), [&](int64_t begin, int64_t end, int) {
-    std::vector<float> cos_cache(static_cast<size_t>(half));
-    std::vector<float> sin_cache(static_cast<size_t>(half));
+    std::vector<float> cs(static_cast<size_t>(p.n_dims));  // (cos, sin) per pair
     int64_t cached_t = -1;
     for (int64_t r = begin; r < end; ++r) {
       const int64_t h = r % n_head;
       const int64_t t = r / n_head;
       if (t != cached_t) {
-        float theta = static_cast<float>(pos[t]);
-        for (int64_t i = 0; i < half; ++i) {
-          const float factor = p.freq_factors.empty() ? 1.0f : p.freq_factors[i];
-          const float angle = p.freq_scale * (theta / factor);
-          cos_cache[i] = std::cos(angle);
-          sin_cache[i] = std::sin(angle);
-          theta *= theta_scale;
-        }
+        rope_angles(pos[t], p, cs.data());
         cached_t = t;
       }
       for (int64_t i = 0; i < half; ++i) {
@@ -255,8 +269,9 @@ void rope(ThreadPool& pool, const TensorView& x, std::span<const int32_t> pos, c
         const int64_t i1 = p.mode == RopeMode::kNormal ? 2 * i + 1 : i + half;
         const float x0 = x.f32(i0, h, t);
         const float x1 = x.f32(i1, h, t);
-        dst.f32(i0, h, t) = x0 * cos_cache[i] - x1 * sin_cache[i];
-        dst.f32(i1, h, t) = x0 * sin_cache[i] + x1 * cos_cache[i];
+        const float c = cs[static_cast<size_t>(2 * i)], s = cs[static_cast<size_t>(2 * i + 1)];
+        dst.f32(i0, h, t) = x0 * c - x1 * s;
+        dst.f32(i1, h, t) = x0 * s + x1 * c;
       }
       for (int64_t i = p.n_dims; i < x.ne[0]; ++i) dst.f32(i, h, t) = x.f32(i, h, t);
     }

@@ -46,12 +46,16 @@ void mul_mat_id(ThreadPool& pool, CpuIsa isa, Scratch& scratch, const TensorView
                 const TensorView& x, const TensorView& gate, const TensorView& dst);
 void moe_gate(ThreadPool& pool, const TensorView& logits, const MoeParams& p, const TensorView& dst);
 void moe_sum(ThreadPool& pool, const TensorView& experts_out, const TensorView& gate, const TensorView& dst);
+void add_id(ThreadPool& pool, const TensorView& x, const TensorView& bias, const TensorView& gate,
+            const TensorView& dst);
 void get_rows(ThreadPool& pool, const TensorView& table, std::span<const int32_t> ids, const TensorView& dst);
 void rms_norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst);
 void mul(ThreadPool& pool, const TensorView& a, const TensorView& b, const TensorView& dst);
 void add(ThreadPool& pool, const TensorView& a, const TensorView& b, const TensorView& dst);
 void rope(ThreadPool& pool, const TensorView& x, std::span<const int32_t> pos, const RopeParams& p,
           const TensorView& dst);
+void swiglu_oai(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up, float alpha,
+                float limit, const TensorView& dst);
 void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up,
             const TensorView& dst);
 void geglu(ThreadPool& pool, const TensorView& gate, const TensorView& up, const TensorView& dst);

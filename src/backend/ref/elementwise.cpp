@@ -1,4 +1,5 @@
 // Elementwise ops: mul/add with broadcasting, SwiGLU, GEGLU, GELU, scale, and type-converting copy.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -90,6 +91,14 @@ void each(const TensorView& a, const TensorView& b, const TensorView& dst, F f) 
 
 void swiglu(const TensorView& gate, const TensorView& up, const TensorView& dst) {
   each(gate, up, dst, [](float g, float u) { return g / (1.0f + std::exp(-g)) * u; });
+}
+
+void swiglu_oai(const TensorView& gate, const TensorView& up, float alpha, float limit, const TensorView& dst) {
+  each(gate, up, dst, [alpha, limit](float g, float u) {
+    const float x = std::min(g, limit);
+    const float y = std::clamp(u, -limit, limit);
+    return x / (1.0f + std::exp(alpha * (-x))) * (y + 1.0f);
+  });
 }
 
 void geglu(const TensorView& gate, const TensorView& up, const TensorView& dst) {

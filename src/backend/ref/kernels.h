@@ -35,5 +35,7 @@ void copy(const TensorView& src, const TensorView& dst);
 void moe_gate(const TensorView& logits, const MoeParams& p, const TensorView& dst);
 void mul_mat_id(const TensorView& w, const TensorView& x, const TensorView& gate, const TensorView& dst);
 void moe_sum(const TensorView& experts_out, const TensorView& gate, const TensorView& dst);
+void add_id(const TensorView& x, const TensorView& bias, const TensorView& gate, const TensorView& dst);
+void swiglu_oai(const TensorView& gate, const TensorView& up, float alpha, float limit, const TensorView& dst);
 
 }  // namespace paddock::ref

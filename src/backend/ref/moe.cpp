@@ -52,4 +52,17 @@ void moe_sum(const TensorView& experts_out, const TensorView& gate, const Tensor
   }
 }
 
+void add_id(const TensorView& x, const TensorView& bias, const TensorView& gate, const TensorView& dst) {
+  const auto slots = static_cast<int32_t>(x.ne[1]);
+  std::vector<int32_t> experts(static_cast<size_t>(slots));
+  for (int64_t t = 0; t < x.ne[2]; ++t) {
+    const int n = moe_slots(reinterpret_cast<const float*>(gate.row(t)), gate.ne[0], slots, experts.data());
+    for (int32_t s = 0; s < slots; ++s) {
+      for (int64_t r = 0; r < x.ne[0]; ++r) {
+        dst.f32(r, s, t) = s < n ? x.f32(r, s, t) + bias.f32(r, experts[static_cast<size_t>(s)]) : x.f32(r, s, t);
+      }
+    }
+  }
+}
+
 }  // namespace paddock::ref

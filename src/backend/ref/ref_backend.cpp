@@ -86,6 +86,10 @@ void run_copy(RefContext&, const Node& n) {
 void run_moe_gate(RefContext&, const Node& n) { ref::moe_gate(n.src[0], n.moe, n.dst); }
 void run_mul_mat_id(RefContext&, const Node& n) { ref::mul_mat_id(n.src[0], n.src[1], n.src[2], n.dst); }
 void run_moe_sum(RefContext&, const Node& n) { ref::moe_sum(n.src[0], n.src[1], n.dst); }
+void run_add_id(RefContext&, const Node& n) { ref::add_id(n.src[0], n.src[1], n.src[2], n.dst); }
+void run_swiglu_oai(RefContext&, const Node& n) {
+  ref::swiglu_oai(n.src[0], n.src[1], n.scalar, n.scalar2, n.dst);
+}
 
 constexpr HostKernelTable<RefContext> kKernels = {{
     {readable_then_f32, run_get_rows},
@@ -104,6 +108,8 @@ constexpr HostKernelTable<RefContext> kKernels = {{
     {all_f32, run_moe_gate},
     {readable_then_f32, run_mul_mat_id},
     {all_f32, run_moe_sum},
+    {all_f32, run_add_id},
+    {all_f32, run_swiglu_oai},
 }};
 static_assert(complete(kKernels), "a kernel row for every op");
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backend/host_exec.h"
+#include "backend/rope_angles.h"
 #include "base/check.h"
 
 namespace paddock {
@@ -135,27 +136,19 @@ std::vector<float> read_f32(const TensorView& v) {
   return out;
 }
 
-// The angles' cosines and sines as ref/rope.cpp computes them (the same float steps), so
-// kernels on every device rotate by the same angles.
+// The angles' cosines and sines from rope_angles, as the host backends use them, so kernels
+// on every device rotate by the same angles.
 std::vector<uint32_t> rope_table(const Node& n) {
   const RopeParams& p = n.rope;
   const int64_t half = p.n_dims / 2;
   const std::vector<float> factors = n.n_src == 2 ? read_f32(n.src[1]) : std::vector<float>();
-  const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_dims));
-  std::vector<uint32_t> out;
-  out.reserve(n.ids.size() * static_cast<size_t>(half) * 2);
-  for (int32_t pos : n.ids) {
-    float theta = static_cast<float>(pos);
-    for (int64_t i = 0; i < half; ++i) {
-      const float factor = factors.empty() ? 1.0f : factors[static_cast<size_t>(i)];
-      const float angle = p.freq_scale * (theta / factor);
-      for (float v : {std::cos(angle), std::sin(angle)}) {
-        uint32_t u;
-        std::memcpy(&u, &v, sizeof u);
-        out.push_back(u);
-      }
-      theta *= theta_scale;
-    }
+  RopeParams with_factors = p;
+  with_factors.freq_factors = factors;
+  std::vector<float> cs(static_cast<size_t>(p.n_dims));  // (cos, sin) per pair
+  std::vector<uint32_t> out(n.ids.size() * static_cast<size_t>(half) * 2);
+  for (size_t t = 0; t < n.ids.size(); ++t) {
+    rope_angles(n.ids[t], with_factors, cs.data());
+    std::memcpy(out.data() + t * cs.size(), cs.data(), cs.size() * sizeof(float));
   }
   return out;
 }
@@ -168,6 +161,9 @@ Result<uint32_t> encode_rope(const Node& n, const DeviceTraits&, ParamWriter& w)
   const std::string key = std::to_string(reinterpret_cast<uintptr_t>(n.ids.data())) + "/" +
                           std::to_string(n.ids.size()) + "/" + std::to_string(p.n_dims) + "/" +
                           std::to_string(p.freq_base) + "/" + std::to_string(p.freq_scale) + "/" +
+                          std::to_string(p.ext_factor) + "/" + std::to_string(p.attn_factor) + "/" +
+                          std::to_string(p.beta_fast) + "/" + std::to_string(p.beta_slow) + "/" +
+                          std::to_string(p.n_ctx_orig) + "/" +
                           (n.n_src == 2 ? std::to_string(reinterpret_cast<uintptr_t>(n.src[1].buffer)) + "@" +
                                               std::to_string(n.src[1].offset) +
                                               std::to_string(reinterpret_cast<uintptr_t>(n.src[1].data))
@@ -229,6 +225,8 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
     kNoKernel,  // TOPK_MOE
     kNoKernel,  // MUL_MAT_ID
     kNoKernel,  // MOE_SUM
+    kNoKernel,  // ADD_ID
+    kNoKernel,  // SWIGLU_OAI
 }};
 
 }  // namespace

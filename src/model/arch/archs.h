@@ -12,6 +12,7 @@ namespace paddock {
 
 Result<std::unique_ptr<Model>> load_bert(const gguf::File& file, Backend& backend, Buffer& weights);
 Result<std::unique_ptr<Model>> load_gemma3(const gguf::File& file, Backend& backend, Buffer& weights);
+Result<std::unique_ptr<Model>> load_gptoss(const gguf::File& file, Backend& backend, Buffer& weights);
 Result<std::unique_ptr<Model>> load_llama(const gguf::File& file, Backend& backend, Buffer& weights);
 Result<std::unique_ptr<Model>> load_nomic_bert(const gguf::File& file, Backend& backend, Buffer& weights);
 Result<std::unique_ptr<Model>> load_phi3(const gguf::File& file, Backend& backend, Buffer& weights);
