@@ -136,11 +136,13 @@ void BM_ReadBandwidth(benchmark::State& state) {
   state.SetLabel("sum over 1 GiB, widest loads, best of 5, threads=" + std::to_string(bench_threads()));
 }
 
+constexpr DType kInterleavedTypes[] = {DType::kQ4_0, DType::kQ4_K, DType::kQ8_0, DType::kQ6_K, DType::kMXFP4};
+
 // Types without an interleaved copy: their row-by-row dot kernels, in one shape each.
 constexpr DType kRowKernelTypes[] = {DType::kQ2_K, DType::kQ3_K, DType::kQ5_K};
 
 void matvec_shapes(benchmark::internal::Benchmark* b) {
-  for (DType t : {DType::kQ4_0, DType::kQ4_K, DType::kQ8_0, DType::kQ6_K}) {
+  for (DType t : kInterleavedTypes) {
     for (auto [k, m] :
          {std::pair<int64_t, int64_t>{2048, 256}, {2048, 2048}, {2048, 8192}, {8192, 2048}, {2048, 128256}}) {
       for (Path p : {kCpu, kCpuPinned, kRef}) b->Args({static_cast<int64_t>(t), k, m, 1, p});
@@ -150,7 +152,7 @@ void matvec_shapes(benchmark::internal::Benchmark* b) {
 }
 
 void matmat_shapes(benchmark::internal::Benchmark* b) {
-  for (DType t : {DType::kQ4_0, DType::kQ4_K, DType::kQ8_0, DType::kQ6_K}) {
+  for (DType t : kInterleavedTypes) {
     for (auto [k, m] : {std::pair<int64_t, int64_t>{2048, 2048}, {2048, 8192}, {8192, 2048}}) {
       for (Path p : {kCpu, kCpuPinned}) b->Args({static_cast<int64_t>(t), k, m, 512, p});
     }

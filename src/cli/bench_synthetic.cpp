@@ -329,7 +329,8 @@ Status write_synthetic_model(const SyntheticShape& shape, FileType ftype, const 
   std::vector<MixTensor> mix;
   mix.reserve(specs.size());
   for (const TensorSpec& t : specs) {
-    mix.push_back({t.name, DType::kF32, static_cast<int>(t.ne.size()), t.ne[0]});
+    const int64_t ne2 = t.ne.size() > 2 ? t.ne[2] : 1;
+    mix.push_back({t.name, DType::kF32, static_cast<int>(t.ne.size()), t.ne[0], ne2});
   }
   MixModel model;
   model.arch = shape.arch;

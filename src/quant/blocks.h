@@ -20,6 +20,7 @@ inline constexpr int kQK5_1 = 32;
 inline constexpr int kQK8_0 = 32;
 inline constexpr int kQK8_1 = 32;
 inline constexpr int kQK4_NL = 32;
+inline constexpr int kQKMXFP4 = 32;
 inline constexpr int kQK_K = 256;        // super-block size of the K-quants and IQ4_XS
 inline constexpr int kKScaleBytes = 12;  // packed 6-bit scales/mins of Q4_K and Q5_K
 
@@ -141,6 +142,24 @@ struct BlockIQ4_XS {
   uint8_t qs[kQK_K / 2];
 };
 static_assert(sizeof(BlockIQ4_XS) == 136);
+
+// value = e8m0_half(e) * kMXFP4Values[q]: OCP MX FP4 (E2M1 elements, one power-of-two scale).
+struct BlockMXFP4 {
+  uint8_t e;                 // E8M0 exponent
+  uint8_t qs[kQKMXFP4 / 2];  // element j in the low nibble of qs[j], j + 16 in the high nibble
+};
+static_assert(sizeof(BlockMXFP4) == 17);
+
+// The E2M1 values doubled so they are integers (ggml's kvalues_mxfp4): index 8 is -0.
+inline constexpr std::array<int8_t, 16> kMXFP4Values = {0, 1,  2,  3,  4,  6,  8,  12,
+                                                        0, -1, -2, -3, -4, -6, -8, -12};
+
+// Half the E8M0 scale, 2^(e - 128), to undo the doubled values (ggml's GGML_E8M0_TO_FP32_HALF).
+// e 0 and 1 give the subnormals 2^-128 and 2^-127; 255 (the spec's NaN) gives 2^127, as in ggml.
+inline float e8m0_half(uint8_t e) {
+  const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+  return std::bit_cast<float>(bits);
+}
 
 // The 16 non-linear levels of IQ4_NL / IQ4_XS (ggml's kvalues_iq4nl), sorted ascending.
 inline constexpr std::array<int8_t, 16> kIQ4NLValues = {-127, -104, -83, -65, -49, -35, -22, -10,

@@ -70,4 +70,9 @@ void dequantize_row_iq4_xs(const void* src, float* dst, int64_t n);
 void quantize_row_iq4_xs(const float* src, void* dst, int64_t n);
 void vec_dot_iq4_xs_q8_K(int64_t n, float* out, const void* x, const void* y);
 
+// MXFP4: the quantizer is ggml's quantize_row_mxfp4_ref (what llama-quantize writes).
+void dequantize_row_mxfp4(const void* src, float* dst, int64_t n);
+void quantize_row_mxfp4(const float* src, void* dst, int64_t n);
+void vec_dot_mxfp4_q8_0(int64_t n, float* out, const void* x, const void* y);
+
 }  // namespace paddock

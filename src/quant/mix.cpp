@@ -19,7 +19,7 @@ struct FileTypeRow {
   DType base;
 };
 
-constexpr std::array<FileTypeRow, 18> kFileTypes = {{
+constexpr std::array<FileTypeRow, 19> kFileTypes = {{
     {FileType::kAllF32, "F32", DType::kF32},
     {FileType::kF16, "F16", DType::kF16},
     {FileType::kQ4_0, "Q4_0", DType::kQ4_0},
@@ -38,6 +38,7 @@ constexpr std::array<FileTypeRow, 18> kFileTypes = {{
     {FileType::kQ6_K, "Q6_K", DType::kQ6_K},
     {FileType::kQ2_K_S, "Q2_K_S", DType::kQ2_K},
     {FileType::kBF16, "BF16", DType::kBF16},
+    {FileType::kMXFP4_MOE, "MXFP4_MOE", DType::kMXFP4},
 }};
 
 const FileTypeRow* find_row(FileType t) {
@@ -146,7 +147,8 @@ bool mix_quantizes(std::string_view name, int n_dims) {
   return name != "position_embd.weight" && name != "token_types.weight";
 }
 
-DType tensor_type_for(FileType ftype, std::string_view name, int64_t ne0, const MixContext& ctx) {
+DType tensor_type_for(FileType ftype, std::string_view name, int64_t ne0, const MixContext& ctx,
+                      int64_t ne2) {
   const MixModel& m = ctx.model;
   DType t = file_type_base(ftype);
   if (!is_quantized(t)) return t;  // float file types: every quantizable tensor gets the base
@@ -155,11 +157,14 @@ DType tensor_type_for(FileType ftype, std::string_view name, int64_t ne0, const 
   using F = FileType;
 
   if (name == "output.weight" || (!m.has_output && name == "token_embd.weight")) {
-    if (falcon || ne0 % dtype_info(t).block_size != 0) {
+    if (ftype == F::kMXFP4_MOE || falcon || ne0 % dtype_info(t).block_size != 0) {
       t = DType::kQ8_0;
     } else if (t != DType::kQ8_0) {
       t = DType::kQ6_K;
     }
+  } else if (ftype == F::kMXFP4_MOE) {
+    // Expert tensors (3-D, one matrix per expert) MXFP4, everything else Q8_0.
+    t = ne2 > 1 ? DType::kMXFP4 : DType::kQ8_0;
   } else if (name == "token_embd.weight" || name == "per_layer_token_embd.weight") {
     // Only IQ and ternary file types change the token embedding; none of ours does.
   } else if (contains(name, "attn_v.weight")) {
@@ -266,7 +271,7 @@ std::vector<DType> plan_mix(FileType ftype, std::span<const MixTensor> tensors, 
       out[i] = t.type;
       continue;
     }
-    out[i] = tensor_type_for(ftype, t.name, t.ne0, ctx);
+    out[i] = tensor_type_for(ftype, t.name, t.ne0, ctx, t.ne2);
     if (!is_quantized(file_type_base(ftype))) continue;  // llama.cpp counts only in quantized mixes
     if (contains(t.name, "attn_v.weight")) {
       ++ctx.i_attention_wv;

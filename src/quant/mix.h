@@ -2,8 +2,8 @@
 // llama-quant.cpp) gives each tensor of a model for a file type such as Q4_K_M, so files
 // paddock writes carry the same per-tensor types as llama-quantize's (and llama.cpp loads
 // them). Also the GGUF `general.file_type` ids (llama_ftype).
-// Invariants: only K-quant, legacy and float file types are supported (IQ mixes need an
-// importance matrix); decisions follow llama.cpp without an imatrix and with default options
+// Invariants: only K-quant, legacy, float and MXFP4_MOE file types are supported (IQ mixes
+// need an importance matrix); decisions follow llama.cpp without an imatrix and with default options
 // (no --pure, no output/token-embedding overrides). llama.cpp visits tensors by layer, then
 // by name (its weight_name_comparer), and the attn_v / ffn_down counters count in that
 // order: plan_mix does the same.
@@ -40,6 +40,7 @@ enum class FileType : uint32_t {
   kQ6_K = 18,
   kQ2_K_S = 21,
   kBF16 = 32,
+  kMXFP4_MOE = 38,
 };
 
 // "Q4_K_M", "F16", ... (llama-quantize's spelling); nullopt for ids paddock cannot write.
@@ -74,6 +75,7 @@ struct MixTensor {
   DType type = DType::kF32;  // its type in the source file
   int n_dims = 2;
   int64_t ne0 = 0;  // row length: a type whose block does not divide it falls back
+  int64_t ne2 = 1;  // experts (MXFP4_MOE quantizes tensors with ne2 > 1 to MXFP4)
 };
 
 // Whether llama.cpp quantizes this tensor at all (2-D+ weights other than norms, gates of
@@ -82,7 +84,8 @@ bool mix_quantizes(std::string_view name, int n_dims);
 
 // The type of one quantizable tensor (mix_quantizes is true) given the walk's state; the
 // caller advances ctx.i_attention_wv / i_ffn_down after attn_v / ffn_down tensors.
-DType tensor_type_for(FileType ftype, std::string_view name, int64_t ne0, const MixContext& ctx);
+DType tensor_type_for(FileType ftype, std::string_view name, int64_t ne0, const MixContext& ctx,
+                      int64_t ne2 = 1);
 
 // The type of every tensor of a model, in the order given, walking them by layer then name
 // as llama.cpp does. model.n_attention_wv and has_output are derived from the names.

@@ -171,6 +171,23 @@ TEST(Mix, GqaAndExpertRules) {
   EXPECT_EQ(tensor_type_for(FileType::kQ4_K_M, "blk.5.attn_output.weight", 2048, ctx), DType::kQ5_K);
 }
 
+TEST(Mix, Mxfp4MoeExpertsMxfp4TheRestQ8_0) {
+  const MixContext ctx;
+  const FileType ft = FileType::kMXFP4_MOE;
+  EXPECT_EQ(tensor_type_for(ft, "blk.0.ffn_up_exps.weight", 2880, ctx, 32), DType::kMXFP4);
+  EXPECT_EQ(tensor_type_for(ft, "blk.0.ffn_down_exps.weight", 2880, ctx, 32), DType::kMXFP4);
+  EXPECT_EQ(tensor_type_for(ft, "blk.0.ffn_down.weight", 2880, ctx), DType::kQ8_0);
+  EXPECT_EQ(tensor_type_for(ft, "blk.0.attn_v.weight", 2880, ctx), DType::kQ8_0);
+  EXPECT_EQ(tensor_type_for(ft, "token_embd.weight", 2880, ctx), DType::kQ8_0);
+  EXPECT_EQ(tensor_type_for(ft, "output.weight", 2880, ctx), DType::kQ8_0);
+  // A dense model gets no MXFP4 at all.
+  for (const auto& [name, type] : plan(ft)) {
+    if (type != DType::kF32) {
+      EXPECT_EQ(type, DType::kQ8_0) << name;
+    }
+  }
+}
+
 TEST(Mix, WhatIsQuantized) {
   EXPECT_TRUE(mix_quantizes("blk.0.attn_q.weight", 2));
   EXPECT_FALSE(mix_quantizes("blk.0.attn_norm.weight", 2));
@@ -191,6 +208,9 @@ TEST(FileTypes, IdsAndNamesAreLlamaCpps) {
   EXPECT_EQ(file_type_from_name("q4_k_x"), std::nullopt);
   EXPECT_EQ(file_type_name(FileType::kQ4_0), "Q4_0");
   EXPECT_EQ(file_type_base(FileType::kQ3_K_M), DType::kQ3_K);
+  EXPECT_EQ(file_type_from_id(38), FileType::kMXFP4_MOE);
+  EXPECT_EQ(file_type_from_name("mxfp4_moe"), FileType::kMXFP4_MOE);
+  EXPECT_EQ(file_type_base(FileType::kMXFP4_MOE), DType::kMXFP4);
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ constexpr std::array<QuantOps, kDTypeIdCount> kTable = {{
     kNone,  // 36: IQ4_NL_4_4 (retired)
     kNone,  // 37: IQ4_NL_4_8 (retired)
     kNone,  // 38: IQ4_NL_8_8 (retired)
-    kNone,  // 39: MXFP4
+    {DType::kMXFP4, dequantize_row_mxfp4, quantize_row_mxfp4, DType::kQ8_0, vec_dot_mxfp4_q8_0},
 }};
 
 constexpr bool rows_at_their_id() {

@@ -125,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, VecDot, ::testing::ValuesIn(weight_types()),
                            return std::string(dtype_name(p.param));
                          });
 
-TEST(VecDotCoverage, AllFifteenComputeTypesHaveADot) { EXPECT_EQ(weight_types().size(), 15u); }
+TEST(VecDotCoverage, AllSixteenComputeTypesHaveADot) { EXPECT_EQ(weight_types().size(), 16u); }
 
 }  // namespace
 }  // namespace paddock

@@ -3,9 +3,12 @@
 // very same bytes, and our dequantizer must land within the type's budget of the f32 weights.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -78,6 +81,48 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ZooFile,
                          ::testing::Values("f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k",
                                            "q3_k_m", "q4_k_m", "q5_k_m", "q6_k", "iq4_nl", "iq4_xs"),
                          [](const ::testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
+
+// tiny-gptoss-mxfp4 is llama-quantize's MXFP4_MOE mix: the expert tensors are MXFP4. Their
+// values are exactly representable, so requantizing the dequantized rows must give the file's
+// bytes back (same exponent, same indices); the dot must match the dequantized one.
+TEST(GptOssFile, MXFP4ExpertsRequantizeToTheFileBytesAndDotsMatch) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const std::vector<uint8_t> bytes = read_bytes(testing::fixtures_dir() + "/models/tiny-gptoss-mxfp4.gguf");
+  const auto tensors = GgufPeek(bytes).tensors();
+  ASSERT_FALSE(tensors.empty());
+  int mxfp4_tensors = 0;
+  for (const auto& [name, t] : tensors) {
+    if (t.type != static_cast<uint32_t>(DType::kMXFP4)) continue;
+    SCOPED_TRACE(name);
+    EXPECT_NE(name.find("_exps.weight"), std::string::npos);
+    ASSERT_EQ(t.ne.size(), 3u);  // [n_embd or n_ff, rows, experts]
+    ++mxfp4_tensors;
+    const auto ne0 = static_cast<int64_t>(t.ne[0]);
+    const size_t row_bytes = dtype_row_bytes(DType::kMXFP4, ne0);
+    const uint64_t n_rows = t.n_elements() / t.ne[0];
+    const std::vector<float> act = quant_test::gaussian_row(static_cast<size_t>(ne0), 5);
+    const std::vector<uint8_t> act_q = quantize(DType::kQ8_0, act);
+    const std::vector<float> act_d = dequantize(DType::kQ8_0, act_q, ne0);
+    // Rows spread over every expert.
+    for (uint64_t r = 0; r < n_rows; r += std::max<uint64_t>(1, n_rows / kRowsChecked)) {
+      const std::span<const uint8_t> row(t.data + r * row_bytes, row_bytes);
+      const std::vector<float> deq = dequantize(DType::kMXFP4, row, ne0);
+      const std::vector<uint8_t> again = quantize(DType::kMXFP4, deq);
+      ASSERT_EQ(std::memcmp(again.data(), row.data(), row_bytes), 0) << "row " << r;
+
+      float got = 0;
+      quant_ops(DType::kMXFP4)->vec_dot(ne0, &got, row.data(), act_q.data());
+      double exact = 0;
+      double scale = 1e-30;
+      for (int64_t i = 0; i < ne0; ++i) {
+        exact += static_cast<double>(deq[static_cast<size_t>(i)]) * act_d[static_cast<size_t>(i)];
+        scale += std::fabs(static_cast<double>(deq[static_cast<size_t>(i)]) * act_d[static_cast<size_t>(i)]);
+      }
+      EXPECT_LE(std::fabs(got - exact) / scale, 2e-6) << "row " << r;
+    }
+  }
+  EXPECT_GE(mxfp4_tensors, 3);  // gate, up and down experts of at least one layer
+}
 
 }  // namespace
 }  // namespace paddock

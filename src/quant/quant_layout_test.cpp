@@ -3,6 +3,7 @@
 // of two and levels small integers, so every expected value is exact.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -218,6 +219,54 @@ TEST(Layout, IQ4_NLAndIQ4_XS) {
   }
 }
 
+TEST(Layout, MXFP4) {
+  // E2M1 as sign, 2 exponent bits, 1 mantissa bit; the table holds twice each value.
+  const float e2m1[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  BlockMXFP4 b = random_block<BlockMXFP4>(12);
+  b.e = 130;  // 2^(130 - 127) = 8
+  float y[32];
+  dequantize_row_mxfp4(&b, y, 32);
+  for (int e = 0; e < 32; ++e) {
+    const int idx = e < 16 ? b.qs[e] & 15 : b.qs[e - 16] >> 4;
+    const float v = e2m1[idx & 7] * 8.0f;
+    EXPECT_EQ(y[e], idx & 8 ? -v : v) << e;
+  }
+}
+
+TEST(Layout, E8M0HalfScale) {
+  EXPECT_EQ(e8m0_half(127), 0.5f);  // E8M0 127 is 1.0
+  EXPECT_EQ(e8m0_half(128), 1.0f);
+  EXPECT_EQ(e8m0_half(2), std::ldexp(1.0f, -126));
+  EXPECT_EQ(e8m0_half(1), std::ldexp(1.0f, -127));  // subnormal
+  EXPECT_EQ(e8m0_half(0), std::ldexp(1.0f, -128));  // subnormal
+  EXPECT_EQ(e8m0_half(254), std::ldexp(1.0f, 126));
+}
+
+TEST(Layout, MXFP4QuantizerPinned) {
+  // amax 6 gives e = floor(log2 6) + 125 = 127 (half scale 0.5): 6 is level 12, ties go to the
+  // lower index (0.75 between 0.5 and 1 is 1), larger values saturate, and -0 is never written.
+  float x[32] = {};
+  x[0] = 6.0f;
+  x[1] = -0.75f;
+  x[2] = 5.0f;  // between 4 and 6: a tie, kept at 4 (index 6)
+  x[3] = -0.1f;
+  x[16] = 1.5f;
+  BlockMXFP4 b;
+  quantize_row_mxfp4(x, &b, 32);
+  EXPECT_EQ(b.e, 127);
+  EXPECT_EQ(b.qs[0] & 15, 7);  // 12 * 0.5
+  EXPECT_EQ(b.qs[1] & 15, 9);  // -1 * 0.5 (ties with -2 * 0.5 go low)
+  EXPECT_EQ(b.qs[2] & 15, 6);  // 8 * 0.5
+  EXPECT_EQ(b.qs[3] & 15, 0);  // +0, not -0
+  EXPECT_EQ(b.qs[0] >> 4, 3);  // 3 * 0.5
+  BlockMXFP4 big;
+  for (float& v : x) v = 0.0f;
+  x[5] = 7.5f;  // 1.875 * 2^2: e 127, and 7.5 > 6 saturates to level 12
+  quantize_row_mxfp4(x, &big, 32);
+  EXPECT_EQ(big.e, 127);
+  EXPECT_EQ(big.qs[5] & 15, 7);
+}
+
 TEST(Layout, FloatTypes) {
   const uint16_t halves[] = {kOne, kMinusOne, 0x7BFF, 0x0001};
   float y[4];
@@ -273,12 +322,13 @@ TEST(Table, EverySupportedDTypeHasARowOfTheRightShape) {
                 true);
     }
   }
-  EXPECT_EQ(rows, 17);  // the 15 compute types plus the activation types Q8_1 and Q8_K
+  EXPECT_EQ(rows, 18);  // the 16 compute types plus the activation types Q8_1 and Q8_K
   EXPECT_EQ(quant_ops(DType::kIQ2_XXS), nullptr);
   EXPECT_EQ(quant_ops(DType::kQ4_K)->vec_dot_type, DType::kQ8_K);
   EXPECT_EQ(quant_ops(DType::kQ4_1)->vec_dot_type, DType::kQ8_1);
   EXPECT_EQ(quant_ops(DType::kIQ4_NL)->vec_dot_type, DType::kQ8_0);
   EXPECT_EQ(quant_ops(DType::kIQ4_XS)->vec_dot_type, DType::kQ8_K);
+  EXPECT_EQ(quant_ops(DType::kMXFP4)->vec_dot_type, DType::kQ8_0);
   EXPECT_EQ(quant_ops(DType::kF16)->vec_dot_type, DType::kF16);
 }
 
@@ -297,6 +347,7 @@ TEST(Table, BlockStructSizesMatchTheDTypeTable) {
   EXPECT_EQ(sizeof(BlockQ8_K), dtype_info(DType::kQ8_K).type_size);
   EXPECT_EQ(sizeof(BlockIQ4_NL), dtype_info(DType::kIQ4_NL).type_size);
   EXPECT_EQ(sizeof(BlockIQ4_XS), dtype_info(DType::kIQ4_XS).type_size);
+  EXPECT_EQ(sizeof(BlockMXFP4), dtype_info(DType::kMXFP4).type_size);
 }
 
 }  // namespace

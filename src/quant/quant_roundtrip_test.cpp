@@ -84,7 +84,9 @@ TEST_P(RoundTrip, HugeOutlierIsKeptAndNeighboursStayFinite) {
   const std::vector<float> y = round_trip(b.type, x);
   for (float v : y) ASSERT_TRUE(std::isfinite(v)) << dtype_name(b.type);
   // The outlier dominates its block's scale; it must survive within the type's precision.
-  EXPECT_NEAR(y[37], 1000.0f, 1000.0f * b.gaussian) << dtype_name(b.type);
+  // MXFP4's power-of-two scale saturates a block maximum in [1.5, 2) * 2^k to 1.5 * 2^k.
+  const double max_error = b.type == DType::kMXFP4 ? 0.25 : b.gaussian;
+  EXPECT_NEAR(y[37], 1000.0f, 1000.0f * max_error) << dtype_name(b.type);
   // Elements far from the outlier's block keep their own scales.
   std::vector<float> tail(x.begin() + 256, x.end());
   std::vector<float> tail_q(y.begin() + 256, y.end());

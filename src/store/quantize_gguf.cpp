@@ -24,10 +24,10 @@ namespace {
 
 // The order supported types are listed in; every row must be writable by plan_mix.
 constexpr FileType kSupported[] = {
-    FileType::kAllF32, FileType::kF16,    FileType::kBF16,   FileType::kQ4_0,   FileType::kQ4_1,
-    FileType::kQ5_0,   FileType::kQ5_1,   FileType::kQ8_0,   FileType::kQ2_K,   FileType::kQ2_K_S,
-    FileType::kQ3_K_S, FileType::kQ3_K_M, FileType::kQ3_K_L, FileType::kQ4_K_S, FileType::kQ4_K_M,
-    FileType::kQ5_K_S, FileType::kQ5_K_M, FileType::kQ6_K,
+    FileType::kAllF32, FileType::kF16,    FileType::kBF16,   FileType::kQ4_0,      FileType::kQ4_1,
+    FileType::kQ5_0,   FileType::kQ5_1,   FileType::kQ8_0,   FileType::kQ2_K,      FileType::kQ2_K_S,
+    FileType::kQ3_K_S, FileType::kQ3_K_M, FileType::kQ3_K_L, FileType::kQ4_K_S,    FileType::kQ4_K_M,
+    FileType::kQ5_K_S, FileType::kQ5_K_M, FileType::kQ6_K,   FileType::kMXFP4_MOE,
 };
 
 constexpr uint32_t kQuantizationVersion = 2;  // GGML_QNT_VERSION
@@ -185,7 +185,7 @@ Result<std::vector<Planned>> plan(const gguf::File& f, FileType ftype, uint64_t 
   std::vector<MixTensor> mix;
   mix.reserve(f.tensors().size());
   for (const gguf::TensorInfo& t : f.tensors())
-    mix.push_back({t.name, t.type, static_cast<int>(t.ne.size()), t.ne[0]});
+    mix.push_back({t.name, t.type, static_cast<int>(t.ne.size()), t.ne[0], t.ne.size() > 2 ? t.ne[2] : 1});
   const std::vector<DType> types = plan_mix(ftype, mix, mix_model(f, arch));
   std::vector<Planned> out;
   uint64_t offset = 0;

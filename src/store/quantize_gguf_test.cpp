@@ -69,6 +69,7 @@ class QuantizeGgufTest : public ::testing::Test {
       add(p + "ffn_up.weight", {kEmbd, kFf}, weights);
       add(p + "ffn_down.weight", {kFf, kEmbd}, weights);
     }
+    add("blk.1.ffn_up_exps.weight", {kEmbd, kFf / 4, 2}, weights);  // 2 experts
     add("output_norm.weight", {kEmbd}, DType::kF32);
     add("output.weight", {kEmbd, kVocab}, weights);
     const std::string path = dir_ + "/src-" + std::string(dtype_name(weights)) + ".gguf";
@@ -83,7 +84,7 @@ class QuantizeGgufTest : public ::testing::Test {
 std::vector<DType> planned_types(const gguf::File& src, FileType ft) {
   std::vector<MixTensor> mix;
   for (const gguf::TensorInfo& t : src.tensors())
-    mix.push_back({t.name, t.type, static_cast<int>(t.ne.size()), t.ne[0]});
+    mix.push_back({t.name, t.type, static_cast<int>(t.ne.size()), t.ne[0], t.ne.size() > 2 ? t.ne[2] : 1});
   MixModel m;
   m.n_layer = kLayers;
   m.n_head = 4;
@@ -95,7 +96,8 @@ TEST_F(QuantizeGgufTest, EveryTensorGetsThePlannedTypeWithinItsErrorBudget) {
   const std::string src_path = write_model(DType::kF32);
   auto src = gguf::File::open(src_path);
   ASSERT_TRUE(src.ok());
-  for (const char* type : {"q4_K_M", "Q5_K_M", "q3_k_m", "Q6_K", "q8_0", "Q4_0", "f16", "Q2_K", "Q4_K_S"}) {
+  for (const char* type :
+       {"q4_K_M", "Q5_K_M", "q3_k_m", "Q6_K", "q8_0", "Q4_0", "f16", "Q2_K", "Q4_K_S", "mxfp4_moe"}) {
     SCOPED_TRACE(type);
     const std::string dst = dir_ + "/out-" + type + ".gguf";
     ASSERT_TRUE(quantize_gguf(src_path, type, dst, nullptr).is_ok());

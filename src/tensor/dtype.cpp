@@ -52,7 +52,7 @@ constexpr std::array<DTypeInfo, kDTypeIdCount> kTable = {{
     kRetired,  // 36: IQ4_NL_4_4
     kRetired,  // 37: IQ4_NL_4_8
     kRetired,  // 38: IQ4_NL_8_8
-    {DType::kMXFP4, "MXFP4", 32, 17, true, false},
+    {DType::kMXFP4, "MXFP4", 32, 17, true, true},
 }};
 
 constexpr bool table_in_id_order() {

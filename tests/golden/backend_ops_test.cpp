@@ -1139,6 +1139,16 @@ INSTANTIATE_TEST_SUITE_P(Every, BackendOps,
                                             ::testing::Range(0, static_cast<int>(kOpCount))),
                          param_name);
 
+// The matrix products take every type ref multiplies; pinned for MXFP4, the type MoE files
+// carry their experts in (MUL_MAT_ID on each path's row and interleaved kernels).
+TEST(BackendOpsCoverage, MatrixProductsRunMXFP4Weights) {
+  const std::unique_ptr<Backend> ref = make_ref_backend();
+  for (Op op : {Op::kMulMat, Op::kMulMatId}) {
+    const std::vector<DType> types = oracle_types(op, *ref, *ref);
+    EXPECT_NE(std::find(types.begin(), types.end(), DType::kMXFP4), types.end()) << op_name(op);
+  }
+}
+
 std::string isa_name(const ::testing::TestParamInfo<CpuIsa>& info) {
   return std::string(cpu_isa_name(info.param));
 }

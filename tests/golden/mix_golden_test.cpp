@@ -35,7 +35,8 @@ TEST_P(MixGolden, TensorTypesAreLlamaQuantizes) {
 
   std::vector<MixTensor> tensors;
   for (const gguf::TensorInfo& t : f.tensors()) {
-    tensors.push_back({t.name, t.type, static_cast<int>(t.ne.size()), t.ne[0]});
+    tensors.push_back(
+        {t.name, t.type, static_cast<int>(t.ne.size()), t.ne[0], t.ne.size() > 2 ? t.ne[2] : 1});
   }
   const std::vector<DType> planned = plan_mix(*ft, tensors, model);
   ASSERT_EQ(planned.size(), tensors.size());
@@ -57,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, MixGolden,
                                            "tiny-tolstoy-chat-q4_k_m", "tiny-zoo-q6_k", "tiny-zoo-q8_0",
                                            "tiny-zoo-q4_0", "tiny-zoo-f16", "tiny-zoo-q2_k", "tiny-zoo-q4_1",
                                            "tiny-zoo-q5_0", "tiny-zoo-q5_1", "tiny-zoo-bf16",
-                                           "tiny-qwen3-q8_0", "tiny-mistral-q4_0"),
+                                           "tiny-qwen3-q8_0", "tiny-mistral-q4_0", "tiny-gptoss-mxfp4"),
                          [](const ::testing::TestParamInfo<std::string>& i) {
                            std::string n = i.param;
                            for (char& c : n) {

@@ -7,7 +7,7 @@
 
 namespace paddock::cpu {
 
-// Q2_K and Q3_K (dot_avx2_k.cpp), and Q4_1, Q5_0, Q5_1, IQ4_NL and IQ4_XS
+// Q2_K and Q3_K (dot_avx2_k.cpp), and Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS and MXFP4
 // (dot_avx2_legacy.cpp); nullptr for other types and on non-x86 builds.
 DotFn dot_kernel_avx2_k(DType t);
 DotFn dot_kernel_avx2_legacy(DType t);

@@ -1,12 +1,13 @@
-// AVX2 dot kernels for the less common types: Q4_1, Q5_0, Q5_1 and IQ4_NL (32-element blocks,
-// sharing one loop) and IQ4_XS. Each weight block is unpacked once and dotted with NY
+// AVX2 dot kernels for the less common types: Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 (32-element
+// blocks, sharing one loop) and IQ4_XS. Each weight block is unpacked once and dotted with NY
 // activation columns.
 // - Q4_1 / Q5_1: unsigned q (0..31) x signed activations with _mm256_maddubs_epi16; the min
 //   term m * sum(y) comes from the Q8_1 block's s = d * sum(q).
-// - Q5_0: q - 16 as signed bytes (the 5th bit from qh via bits_to_bytes); IQ4_NL / IQ4_XS:
-//   nibbles mapped through the signed level table with _mm256_shuffle_epi8; both use dot_i8.
+// - Q5_0: q - 16 as signed bytes (the 5th bit from qh via bits_to_bytes); IQ4_NL / IQ4_XS /
+//   MXFP4: nibbles mapped through the signed level table with _mm256_shuffle_epi8; all use dot_i8.
 #include "backend/cpu/dot_avx2.h"
 
+#include <array>
 #include <cstring>
 
 #include "quant/blocks.h"
@@ -36,13 +37,16 @@ PADDOCK_TARGET_AVX2 inline __m256i dot_u8(__m256i x, __m256i y) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1));
 }
 
-PADDOCK_TARGET_AVX2 inline __m256i iq4_table() {
-  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues.data())));
+// A 16-entry level table in both lanes, for _mm256_shuffle_epi8.
+PADDOCK_TARGET_AVX2 inline __m256i level_table(const std::array<int8_t, 16>& levels) {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(levels.data())));
 }
 
-// The 32-element block types: the weight and activation blocks, the block's 32 quants as bytes
-// and their dot with 32 activations. kMin: value = d * q + m (the Q8_1 activations' s is then
-// needed).
+PADDOCK_TARGET_AVX2 inline __m256i iq4_table() { return level_table(kIQ4NLValues); }
+
+// The 32-element block types: the weight and activation blocks, the block's scale, its 32
+// quants as bytes and their dot with 32 activations. kMin: value = d * q + m (the Q8_1
+// activations' s is then needed). Table types map nibbles through levels().
 struct Q4_1 {
   using X = BlockQ4_1;
   using Y = BlockQ8_1;
@@ -80,11 +84,45 @@ struct IQ4_NL {
   using X = BlockIQ4_NL;
   using Y = BlockQ8_0;
   static constexpr bool kMin = false;
+  PADDOCK_TARGET_AVX2 static __m256i levels() { return iq4_table(); }
   PADDOCK_TARGET_AVX2 static __m256i quants(const X& b, __m256i table) {
     return _mm256_shuffle_epi8(table, nibbles_32(b.qs));
   }
   PADDOCK_TARGET_AVX2 static __m256i dot(__m256i q, __m256i y) { return dot_i8(q, y); }
 };
+
+// The doubled E2M1 values are within +-12, so dot_i8's sign trick applies as for IQ4_NL.
+struct MXFP4 {
+  using X = BlockMXFP4;
+  using Y = BlockQ8_0;
+  static constexpr bool kMin = false;
+  PADDOCK_TARGET_AVX2 static float scale(const X& b) { return e8m0_half(b.e); }
+  PADDOCK_TARGET_AVX2 static __m256i levels() { return level_table(kMXFP4Values); }
+  PADDOCK_TARGET_AVX2 static __m256i quants(const X& b, __m256i table) {
+    return _mm256_shuffle_epi8(table, nibbles_32(b.qs));
+  }
+  PADDOCK_TARGET_AVX2 static __m256i dot(__m256i q, __m256i y) { return dot_i8(q, y); }
+};
+
+// The block's scale: the fp16 d, or the type's own scale() where it has one (MXFP4's E8M0).
+template <typename K>
+PADDOCK_TARGET_AVX2 inline float block_scale(const typename K::X& b) {
+  if constexpr (requires { K::scale(b); }) {
+    return K::scale(b);
+  } else {
+    return half(b.d);
+  }
+}
+
+// The level table of table types; the others' quants() ignore it.
+template <typename K>
+PADDOCK_TARGET_AVX2 inline __m256i block_levels() {
+  if constexpr (requires { K::levels(); }) {
+    return K::levels();
+  } else {
+    return _mm256_setzero_si256();
+  }
+}
 
 // value = (dx * dy) * sum(q * y) (+ mx * sy for kMin types). Even and odd blocks go to separate
 // accumulators, as in q8_0_n: a block is only a few instructions, so one FMA chain would bound
@@ -102,14 +140,14 @@ PADDOCK_TARGET_AVX2 void blocks32_n(int64_t n, const void* x, const void* y, siz
     acc1[j] = _mm256_setzero_ps();
     mins[j] = 0.0f;
   }
-  const __m256i table = iq4_table();  // only IQ4_NL uses it; the others' quants() ignore it
+  const __m256i table = block_levels<K>();
   const int64_t nb = n / 32;
   int64_t i = 0;
   for (; i + 1 < nb; i += 2) {
     const __m256i q0 = K::quants(xb[i], table);
     const __m256i q1 = K::quants(xb[i + 1], table);
-    const float dx0 = half(xb[i].d);
-    const float dx1 = half(xb[i + 1].d);
+    const float dx0 = block_scale<K>(xb[i]);
+    const float dx1 = block_scale<K>(xb[i + 1]);
     for (int j = 0; j < NY; ++j) {
       const Y& y0 = yb[j][i];
       const Y& y1 = yb[j][i + 1];
@@ -125,7 +163,7 @@ PADDOCK_TARGET_AVX2 void blocks32_n(int64_t n, const void* x, const void* y, siz
   }
   if (i < nb) {
     const __m256i q = K::quants(xb[i], table);
-    const float dx = half(xb[i].d);
+    const float dx = block_scale<K>(xb[i]);
     for (int j = 0; j < NY; ++j) {
       const Y& yj = yb[j][i];
       const __m256i p = K::dot(q, load32(yj.qs));
@@ -173,6 +211,7 @@ PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, q4_1, blocks32_n, Q4_1)
 PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, q5_0, blocks32_n, Q5_0)
 PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, q5_1, blocks32_n, Q5_1)
 PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, iq4_nl, blocks32_n, IQ4_NL)
+PADDOCK_DOT_DISPATCH_OF(PADDOCK_TARGET_AVX2, mxfp4, blocks32_n, MXFP4)
 PADDOCK_DOT_DISPATCH(PADDOCK_TARGET_AVX2, iq4_xs)
 
 }  // namespace
@@ -184,6 +223,7 @@ DotFn dot_kernel_avx2_legacy(DType t) {
     case DType::kQ5_1: return q5_1;
     case DType::kIQ4_NL: return iq4_nl;
     case DType::kIQ4_XS: return iq4_xs;
+    case DType::kMXFP4: return mxfp4;
     default: return nullptr;
   }
 }

@@ -52,6 +52,7 @@ DotFn dot_kernel_scalar(DType t) {
     case DType::kQ6_K: return columns<vec_dot_q6_K_q8_K>;
     case DType::kIQ4_NL: return columns<vec_dot_iq4_nl_q8_0>;
     case DType::kIQ4_XS: return columns<vec_dot_iq4_xs_q8_K>;
+    case DType::kMXFP4: return columns<vec_dot_mxfp4_q8_0>;
     default: return nullptr;
   }
 }

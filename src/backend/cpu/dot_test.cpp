@@ -18,9 +18,9 @@ namespace {
 using quant_test::gaussian_row;
 
 constexpr DType kComputeTypes[] = {
-    DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ4_0,   DType::kQ4_1,
-    DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kQ2_K,   DType::kQ3_K,
-    DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_NL, DType::kIQ4_XS,
+    DType::kF32,  DType::kF16,    DType::kBF16,   DType::kQ4_0,  DType::kQ4_1, DType::kQ5_0,
+    DType::kQ5_1, DType::kQ8_0,   DType::kQ2_K,   DType::kQ3_K,  DType::kQ4_K, DType::kQ5_K,
+    DType::kQ6_K, DType::kIQ4_NL, DType::kIQ4_XS, DType::kMXFP4,
 };
 
 // sum |w_i * y_i| of the dequantized rows: the scale that float reordering errors follow.
@@ -95,7 +95,7 @@ INSTANTIATE_TEST_SUITE_P(AllIsas, DotKernels, ::testing::ValuesIn(cpu_test::kAll
 TEST(DotKernels, SimdPathsHaveTheirOwnKernelsForTheHotTypes) {
   for (DType t : {DType::kF32, DType::kF16, DType::kQ4_0, DType::kQ8_0, DType::kQ2_K, DType::kQ3_K,
                   DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
-                  DType::kIQ4_NL, DType::kIQ4_XS, DType::kBF16}) {
+                  DType::kIQ4_NL, DType::kIQ4_XS, DType::kMXFP4, DType::kBF16}) {
 #if defined(__x86_64__)
     EXPECT_NE(cpu::dot_kernel_avx2(t), nullptr) << dtype_name(t);
     EXPECT_NE(cpu::dot_kernel(CpuIsa::kAvx2, t), cpu::dot_kernel(CpuIsa::kScalar, t)) << dtype_name(t);

@@ -24,7 +24,7 @@ namespace {
 
 using quant_test::gaussian_row;
 
-constexpr DType kRepackable[] = {DType::kQ4_0, DType::kQ4_K, DType::kQ6_K, DType::kQ8_0};
+constexpr DType kRepackable[] = {DType::kQ4_0, DType::kQ4_K, DType::kQ6_K, DType::kQ8_0, DType::kMXFP4};
 constexpr int64_t kRows = 2 * cpu::kRepackRows;
 
 struct Case {
@@ -118,6 +118,11 @@ Case extreme_case(DType t, int64_t blocks) {
       auto& blk = reinterpret_cast<BlockQ4_0*>(c.w.data())[b];
       blk.d = one;
       for (int i = 0; i < kQK4_0 / 2; ++i) blk.qs[i] = i % 3 == 0 ? 0x00 : 0xF0;  // quants -8, and -8 / 7
+    } else if (t == DType::kMXFP4) {
+      auto& blk = reinterpret_cast<BlockMXFP4*>(c.w.data())[b];
+      blk.e = 128;  // half scale 1
+      for (int i = 0; i < kQKMXFP4 / 2; ++i)
+        blk.qs[i] = i % 3 == 0 ? 0xFF : 0x7F;  // levels -12, and -12 / 12
     } else {
       auto& blk = reinterpret_cast<BlockQ8_0*>(c.w.data())[b];
       blk.d = one;

@@ -36,7 +36,8 @@ GemmFn gemm_kernel_avx512(DType) { return nullptr; }
 #endif
 
 bool gemm_offsets_activations(CpuIsa isa, DType t) {
-  return isa == CpuIsa::kAvx512 && (t == DType::kQ8_0 || t == DType::kQ4_0) && gemm_kernel(isa, t) != nullptr;
+  return isa == CpuIsa::kAvx512 && (t == DType::kQ8_0 || t == DType::kQ4_0 || t == DType::kMXFP4) &&
+         gemm_kernel(isa, t) != nullptr;
 }
 
 void offset_activations(uint8_t* q8_0_row, int64_t n) {

@@ -50,6 +50,18 @@ PADDOCK_GEMM_INLINE __m256 load_halves(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// e8m0_half (quant/blocks.h) of 8 exponents: 2^(e - 128) as (e - 1) << 23, and for e < 2 the
+// subnormals 0x00200000 << e.
+PADDOCK_GEMM_INLINE __m256 e8m0_halves(const uint8_t* e) {
+  int64_t bytes;
+  std::memcpy(&bytes, e, sizeof(bytes));
+  const __m256i v = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes));
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(v, _mm256_set1_epi32(1)), 23);
+  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), v);
+  const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), v);
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, small));
+}
+
 // From int16 lanes (2r, 2r+1) = (a_r, b_r): both lanes a_r (odd = false) or both b_r.
 PADDOCK_GEMM_INLINE __m256i dup_pairs(__m256i v, bool odd) {
   const __m256i even_mask = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13,  //
@@ -306,19 +318,23 @@ PADDOCK_GEMM_INLINE void q6_K_n(int64_t k, const void* w, const void* y, size_t 
 // (gemm.h, offset_activations) as vpdpbusd's unsigned operand, and each row's sum of quants times
 // 128, one vpdpbusd per step for all columns, is taken off: the columns need no sign fix-up.
 // Q4_0 takes the same path: its 4 steps of nibbles unpack to 8 steps of signed bytes q - 8
-// (low nibbles: elements 4s.., high: 16 + 4s..), each then dotted as a Q8_0 step.
+// (low nibbles: elements 4s.., high: 16 + 4s..), each then dotted as a Q8_0 step. MXFP4 too,
+// its nibbles mapped through kMXFP4Values (|level| <= 12) and its scales from the exponents.
 template <typename P, typename Block8, int NY>
 PADDOCK_GEMM_INLINE void x8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  constexpr bool kNibbles = std::is_same_v<Block8, BlockQ4_0x8>;
+  constexpr bool kLevels = std::is_same_v<Block8, BlockMXFP4x8>;
+  constexpr bool kNibbles = kLevels || std::is_same_v<Block8, BlockQ4_0x8>;
   const Block8* wb = static_cast<const Block8*>(w);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
   detail::start_columns(y, ys, yb, acc);
   const __m256i c80 = _mm256_set1_epi8(static_cast<char>(0x80));
+  const __m256i levels =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMXFP4Values.data())));
   const int64_t nb = k / kQK8_0;
   for (int64_t i = 0; i < nb; ++i) {
     const Block8& b = wb[i];
-    // Block-groups of 144 (Q4_0) or 272 (Q8_0) bytes: about the K-quants' distance in bytes.
+    // Block-groups of 144 (Q4_0), 136 (MXFP4) or 272 (Q8_0) bytes: about the K-quants' distance in bytes.
     prefetch(wb + i + (kNibbles ? 8 : 4) * kAhead);
     constexpr int kC = P::kChains;  // as in q4_K_nibble
     __m256i sumi[kC][NY], offset = _mm256_setzero_si256();
@@ -331,7 +347,7 @@ PADDOCK_GEMM_INLINE void x8_0_n(int64_t k, const void* w, const void* y, size_t 
       if constexpr (kNibbles) {
         const __m256i raw = load256(b.qs + 32 * (s / 2));
         const __m256i nib = _mm256_and_si256(s % 2 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0F));
-        q = _mm256_sub_epi8(nib, _mm256_set1_epi8(8));
+        q = kLevels ? _mm256_shuffle_epi8(levels, nib) : _mm256_sub_epi8(nib, _mm256_set1_epi8(8));
         at = 4 * (s / 2) + 16 * (s % 2);
       } else {
         q = load256(b.qs + 32 * s);
@@ -347,7 +363,12 @@ PADDOCK_GEMM_INLINE void x8_0_n(int64_t k, const void* w, const void* y, size_t 
           sumi[s % kC][j] = P::dot_i32(sumi[s % kC][j], aq, _mm256_sign_epi8(bcast4(yb[j][i].qs + at), q));
       }
     }
-    const __m256 d = load_halves(b.d);
+    __m256 d;
+    if constexpr (kLevels) {
+      d = e8m0_halves(b.e);
+    } else {
+      d = load_halves(b.d);
+    }
     for (int j = 0; j < NY; ++j) {
       const __m256 yd = _mm256_set1_ps(_cvtsh_ss(yb[j][i].d));
       __m256i sum = kC == 1 ? sumi[0][j] : _mm256_add_epi32(sumi[0][j], sumi[kC - 1][j]);
@@ -368,6 +389,11 @@ PADDOCK_GEMM_INLINE void q4_0_n(int64_t k, const void* w, const void* y, size_t 
   x8_0_n<P, BlockQ4_0x8, NY>(k, w, y, ys, out);
 }
 
+template <typename P, int NY>
+PADDOCK_GEMM_INLINE void mxfp4_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  x8_0_n<P, BlockMXFP4x8, NY>(k, w, y, ys, out);
+}
+
 }  // namespace paddock::cpu::gemm_x86
 
 // PADDOCK_GEMM_KERNELS(fn, P, TARGET) defines `GemmFn fn(DType t)`: the kernel of type t under
@@ -384,21 +410,23 @@ PADDOCK_GEMM_INLINE void q4_0_n(int64_t k, const void* w, const void* y, size_t 
       default: ::paddock::cpu::gemm_x86::kernel##_n<P, 4>(k, w, y, ys, out); break;            \
     }                                                                                          \
   }
-#define PADDOCK_GEMM_KERNELS(fn, P, TARGET)                    \
-  namespace fn##_entries {                                     \
-    PADDOCK_GEMM_ENTRY(q4_K, P, TARGET)                        \
-    PADDOCK_GEMM_ENTRY(q6_K, P, TARGET)                        \
-    PADDOCK_GEMM_ENTRY(q8_0, P, TARGET)                        \
-    PADDOCK_GEMM_ENTRY(q4_0, P, TARGET)                        \
-  }                                                            \
-  ::paddock::cpu::GemmFn fn(::paddock::DType t) {              \
-    switch (t) {                                               \
-      case ::paddock::DType::kQ4_K: return fn##_entries::q4_K; \
-      case ::paddock::DType::kQ6_K: return fn##_entries::q6_K; \
-      case ::paddock::DType::kQ8_0: return fn##_entries::q8_0; \
-      case ::paddock::DType::kQ4_0: return fn##_entries::q4_0; \
-      default: return nullptr;                                 \
-    }                                                          \
+#define PADDOCK_GEMM_KERNELS(fn, P, TARGET)                      \
+  namespace fn##_entries {                                       \
+    PADDOCK_GEMM_ENTRY(q4_K, P, TARGET)                          \
+    PADDOCK_GEMM_ENTRY(q6_K, P, TARGET)                          \
+    PADDOCK_GEMM_ENTRY(q8_0, P, TARGET)                          \
+    PADDOCK_GEMM_ENTRY(q4_0, P, TARGET)                          \
+    PADDOCK_GEMM_ENTRY(mxfp4, P, TARGET)                         \
+  }                                                              \
+  ::paddock::cpu::GemmFn fn(::paddock::DType t) {                \
+    switch (t) {                                                 \
+      case ::paddock::DType::kQ4_K: return fn##_entries::q4_K;   \
+      case ::paddock::DType::kQ6_K: return fn##_entries::q6_K;   \
+      case ::paddock::DType::kQ8_0: return fn##_entries::q8_0;   \
+      case ::paddock::DType::kQ4_0: return fn##_entries::q4_0;   \
+      case ::paddock::DType::kMXFP4: return fn##_entries::mxfp4; \
+      default: return nullptr;                                   \
+    }                                                            \
   }
 
 #endif  // PADDOCK_X86

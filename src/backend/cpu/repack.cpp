@@ -1,6 +1,7 @@
 #include "backend/cpu/repack.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/simd_x86.h"
 #include "base/check.h"
@@ -74,12 +75,17 @@ void repack_q6_K(const BlockQ6_K* const (&rows)[kR], int64_t i, BlockQ6_Kx8& out
   }
 }
 
-// Q8_0 and Q4_0: each row's qs in runs of 4 bytes, one run of every row per 32-byte step.
+// Q8_0, Q4_0 and MXFP4: each row's qs in runs of 4 bytes, one run of every row per 32-byte
+// step; the scales (fp16 d, or MXFP4's exponent e) one per row.
 template <typename Block, typename Block8>
 void repack_32(const Block* const (&rows)[kR], int64_t i, Block8& out) {
   for (int r = 0; r < kR; ++r) {
     const Block& b = rows[r][i];
-    out.d[r] = b.d;
+    if constexpr (std::is_same_v<Block, BlockMXFP4>) {
+      out.e[r] = b.e;
+    } else {
+      out.d[r] = b.d;
+    }
     for (size_t s = 0; s < sizeof(b.qs) / 4; ++s) std::memcpy(&out.qs[32 * s + 4 * r], &b.qs[4 * s], 4);
   }
 }
@@ -100,7 +106,8 @@ void repack_groups(const void* src, int64_t k, int64_t r0, int64_t r1, void* dst
 }  // namespace
 
 bool can_repack(DType t) {
-  return t == DType::kQ4_0 || t == DType::kQ4_K || t == DType::kQ6_K || t == DType::kQ8_0;
+  return t == DType::kQ4_0 || t == DType::kQ4_K || t == DType::kQ6_K || t == DType::kQ8_0 ||
+         t == DType::kMXFP4;
 }
 
 size_t repacked_bytes(DType t, int64_t k, int64_t m) {
@@ -118,6 +125,9 @@ void repack_rows(DType t, const void* src, int64_t k, int64_t r0, int64_t r1, vo
     case DType::kQ8_0:
       return repack_groups<BlockQ8_0, kQK8_0, BlockQ8_0x8, repack_32<BlockQ8_0, BlockQ8_0x8>>(src, k, r0, r1,
                                                                                               dst);
+    case DType::kMXFP4:
+      return repack_groups<BlockMXFP4, kQKMXFP4, BlockMXFP4x8, repack_32<BlockMXFP4, BlockMXFP4x8>>(
+          src, k, r0, r1, dst);
     default: PADDOCK_CHECK(false && "repack_rows: type has no interleaved layout");
   }
 }

@@ -65,7 +65,14 @@ struct BlockQ4_0x8 {
 };
 static_assert(sizeof(BlockQ4_0x8) == kRepackRows * sizeof(BlockQ4_0));
 
-// Whether `t` has an interleaved layout (Q4_0, Q4_K, Q6_K, Q8_0).
+// MXFP4 x 8 rows: the nibbles as in BlockQ4_0x8, each row's E8M0 exponent in e[r].
+struct BlockMXFP4x8 {
+  uint8_t e[kRepackRows];
+  uint8_t qs[kRepackRows * kQKMXFP4 / 2];
+};
+static_assert(sizeof(BlockMXFP4x8) == kRepackRows * sizeof(BlockMXFP4));
+
+// Whether `t` has an interleaved layout (Q4_0, Q4_K, Q6_K, Q8_0, MXFP4).
 bool can_repack(DType t);
 // Bytes of the repacked [k, m] matrix: the same as the original's.
 size_t repacked_bytes(DType t, int64_t k, int64_t m);
