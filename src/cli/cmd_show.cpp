@@ -151,7 +151,7 @@ void print_json(const gguf::ModelSummary& s) {
 }
 
 int show_file(const ShowOptions& o) {
-  auto f = gguf::File::open(o.target);
+  auto f = gguf::File::open(o.target, gguf::Layout::kAsStored);
   if (!f.ok()) {
     std::fprintf(stderr, "Error: %s\n", f.status().message().c_str());
     return 1;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -70,12 +71,19 @@ struct TensorInfo {
   uint64_t n_bytes;
 };
 
+// What open/parse hand back: the file translated to llama.cpp's layout when it is one of
+// the layouts Ollama published (gguf/layouts.h), or exactly as stored (`show`, as Ollama
+// shows its own files).
+enum class Layout : uint8_t { kLlamaCpp, kAsStored };
+
+class LayoutEditor;
+
 class File {
  public:
   // Maps and parses a file. The returned File owns the mapping.
-  static Result<std::unique_ptr<File>> open(const std::string& path);
+  static Result<std::unique_ptr<File>> open(const std::string& path, Layout layout = Layout::kLlamaCpp);
   // Parses bytes the caller keeps alive (fuzzing, in-memory files).
-  static Result<std::unique_ptr<File>> parse(std::span<const uint8_t> bytes);
+  static Result<std::unique_ptr<File>> parse(std::span<const uint8_t> bytes, Layout layout = Layout::kLlamaCpp);
 
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
@@ -95,10 +103,14 @@ class File {
   std::span<const uint8_t> bytes() const { return bytes_; }
   // Whether bytes() is this File's own read-only mapping of a file (open), not caller memory.
   bool is_file_mapping() const { return mapping_.size() != 0; }
+  // The translation applied (layouts.h), empty when the file is as stored.
+  std::string_view translated_from() const { return translated_from_; }
 
  private:
+  friend class LayoutEditor;
   File() = default;
   Status parse_all();
+  Status finish(Layout layout);
 
   MappedFile mapping_;
   std::span<const uint8_t> bytes_;
@@ -109,6 +121,8 @@ class File {
   std::vector<TensorInfo> tensors_;
   std::unordered_map<std::string_view, size_t> key_index_;     // key -> index in kv_
   std::unordered_map<std::string_view, size_t> tensor_index_;  // name -> index in tensors_
+  std::deque<std::string> owned_;  // keys, names and strings a translation wrote
+  std::string_view translated_from_;
 };
 
 // Whether `s` is well-formed UTF-8 (no overlongs, surrogates or code points above U+10FFFF).

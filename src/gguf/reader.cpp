@@ -11,6 +11,7 @@
 
 #include "base/checked_math.h"
 #include "gguf/gguf.h"
+#include "gguf/layouts.h"
 
 namespace paddock::gguf {
 
@@ -152,20 +153,27 @@ Status check_alignment(const Value& v, uint64_t* out) {
 
 }  // namespace
 
-Result<std::unique_ptr<File>> File::open(const std::string& path) {
+Result<std::unique_ptr<File>> File::open(const std::string& path, Layout layout) {
   PADDOCK_ASSIGN(MappedFile m, MappedFile::open(path));
   std::unique_ptr<File> f(new File());
   f->mapping_ = std::move(m);
   f->bytes_ = f->mapping_.bytes();
   PADDOCK_TRY(f->parse_all().with_context(path));
+  PADDOCK_TRY(f->finish(layout).with_context(path));
   return f;
 }
 
-Result<std::unique_ptr<File>> File::parse(std::span<const uint8_t> bytes) {
+Result<std::unique_ptr<File>> File::parse(std::span<const uint8_t> bytes, Layout layout) {
   std::unique_ptr<File> f(new File());
   f->bytes_ = bytes;
   PADDOCK_TRY(f->parse_all());
+  PADDOCK_TRY(f->finish(layout));
   return f;
+}
+
+Status File::finish(Layout layout) {
+  if (layout == Layout::kAsStored) return Status::ok();
+  return translate_layout(*this);
 }
 
 Status File::parse_all() {

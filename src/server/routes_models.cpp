@@ -105,7 +105,7 @@ HttpResponse Api::show(const HttpRequest& http, const PathParams&) {
     for (const auto& m : info.messages) msgs.push_back(Json{{"role", m.role}, {"content", m.content}});
     out["messages"] = msgs;
   }
-  auto file = gguf::File::open(info.model_path);
+  auto file = gguf::File::open(info.model_path, gguf::Layout::kAsStored);  // as Ollama shows its own files
   out["model_info"] = file.ok() ? model_info_json(**file, req->verbose) : Json::object();
   out["capabilities"] = model_capabilities(info, tmpl.ok() ? &*tmpl : nullptr, file.ok() ? file->get() : nullptr);
   out["modified_at"] = time_of(info.modified_unix_ns);

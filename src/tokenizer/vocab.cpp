@@ -43,16 +43,6 @@ constexpr std::string_view kEotTexts[] = {
     "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
 };
 
-// Some Llama 3-family GGUFs Ollama published lack tokenizer.ggml.pre (or leave it
-// "default"; their EOS is <|end_of_text|>): Llama 3's vocabulary, with <|eot_id|> at 128009
-// and its header markers, means Llama 3's pre-tokenizer, as Ollama's compatibility layer
-// decides. (<|eot_id|> ends turns and generation by the well-known texts below.)
-bool is_ollama_llama3(const gguf::File& f, const Vocab& v) {
-  constexpr int32_t kEotId = 128009;
-  return f.get_string("general.architecture").value_or("") == "llama" && v.find("<|eot_id|>") == kEotId &&
-         v.find("<|start_header_id|>") >= 0 && v.find("<|end_header_id|>") >= 0;
-}
-
 uint32_t attr_from_type(int64_t type) {
   switch (type) {
     case 1: return kAttrNormal;
@@ -185,7 +175,6 @@ Result<std::unique_ptr<Vocab>> load_vocab(const gguf::File& f) {
     }
     add_merges(*merges, *v);
     v->pre = std::string(f.get_string("tokenizer.ggml.pre").value_or("default"));
-    if (v->pre == "default" && is_ollama_llama3(f, *v)) v->pre = "llama-bpe";
     if (!pre_tokenizer_regexes(v->pre)) {
       return unsupported("tokenizer.ggml.pre: unknown pre-tokenizer type '" + v->pre + "'");
     }
