@@ -149,6 +149,41 @@ TEST_F(HarmonyApiTest, OpenAIChatGivesReasoningAndToolCalls) {
   EXPECT_EQ(content, "Sunny in Paris.");
 }
 
+TEST_F(HarmonyApiTest, AnthropicAndResponsesGetTheSameSplit) {
+  script_->pieces = kToolCallOutput;
+  HttpResponse r = post("/v1/messages", R"({"model":"gpt-oss","max_tokens":64,
+      "tools":[{"name":"get_weather","input_schema":{"type":"object"}}],
+      "messages":[{"role":"user","content":"Paris?"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json m = Json::parse(r.body);
+  ASSERT_EQ(m["content"].size(), 3u) << r.body;
+  EXPECT_EQ(m["content"][0]["thinking"], "Need the weather.");
+  EXPECT_EQ(m["content"][1]["text"], "Let me check.");
+  EXPECT_EQ(m["content"][2]["input"], Json({{"city", "Paris"}}));
+  EXPECT_EQ(m["stop_reason"], "tool_use");
+
+  r = post("/v1/responses", R"({"model":"gpt-oss","reasoning":{"effort":"high"},"input":"Paris?","tools":[
+      {"type":"function","name":"get_weather","parameters":{"type":"object"}}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json out = Json::parse(r.body)["output"];
+  ASSERT_EQ(out.size(), 3u) << r.body;
+  EXPECT_EQ(out[0]["type"], "reasoning");
+  EXPECT_EQ(out[1]["content"][0]["text"], "Let me check.");
+  EXPECT_EQ(out[2]["name"], "get_weather");
+  EXPECT_NE(last_prompt().find("Reasoning: high\n"), std::string::npos);
+}
+
+TEST_F(HarmonyApiTest, GenerateSplitsThinkingFromTheResponse) {
+  script_->pieces = kAnswerOutput;
+  const HttpResponse r =
+      post("/api/generate", R"({"model":"gpt-oss","prompt":"Paris?","think":"low","stream":false})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json j = Json::parse(r.body);
+  EXPECT_EQ(j["thinking"], "Easy.");
+  EXPECT_EQ(j["response"], "Sunny in Paris.");
+  EXPECT_NE(last_prompt().find("Reasoning: low\n"), std::string::npos);
+}
+
 TEST_F(HarmonyApiTest, ThinkLevelsSetTheReasoningEffort) {
   script_->pieces = kAnswerOutput;
   const struct {
