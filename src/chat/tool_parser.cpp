@@ -19,15 +19,6 @@ size_t partial_suffix(std::string_view s, std::string_view tag) {
   return 0;
 }
 
-std::string random_id() {
-  static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  thread_local std::mt19937 rng{std::random_device{}()};
-  std::uniform_int_distribution<int> pick(0, 35);
-  std::string id = "call_";
-  for (int i = 0; i < 8; ++i) id += kAlphabet[pick(rng)];
-  return id;
-}
-
 // End (exclusive) of the balanced JSON object starting at s[0] == '{', or npos if incomplete.
 size_t object_end(std::string_view s) {
   int depth = 0;
@@ -86,9 +77,18 @@ const Node* first_tool_calls_if(const Node& n) {
 
 }  // namespace
 
+std::string random_tool_call_id() {
+  static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> pick(0, 35);
+  std::string id = "call_";
+  for (int i = 0; i < 8; ++i) id += kAlphabet[pick(rng)];
+  return id;
+}
+
 ToolCallParser::ToolCallParser(std::string tag, std::vector<std::string> tool_names, IdGenerator make_id)
     : tag_(tag.empty() ? "{" : std::move(tag)), names_(std::move(tool_names)), make_id_(std::move(make_id)) {
-  if (!make_id_) make_id_ = random_id;
+  if (!make_id_) make_id_ = random_tool_call_id;
 }
 
 bool ToolCallParser::accept(const json& obj, Output* out) {

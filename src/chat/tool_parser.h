@@ -18,6 +18,9 @@
 
 namespace paddock::chat {
 
+// "call_" + 8 random [a-z0-9]: the id every parsed tool call gets.
+std::string random_tool_call_id();
+
 class ToolCallParser {
  public:
   struct Output {

@@ -15,7 +15,7 @@ std::vector<std::string> model_capabilities(const store::ModelInfo& info, const 
     if (tmpl->supports_insert) caps.push_back("insert");
   }
   if (!info.projector_paths.empty()) caps.push_back("vision");
-  if (tmpl && !tmpl->think_tags.first.empty()) caps.push_back("thinking");
+  if (tmpl && tmpl->supports_thinking()) caps.push_back("thinking");
   return caps;
 }
 

@@ -35,6 +35,13 @@ TEST(Capabilities, JinjaTemplatesThatTakeToolsAndThinking) {
   ASSERT_TRUE(qwen3.tmpl.ok()) << qwen3.tmpl.status().to_string();
   EXPECT_EQ(qwen3.caps(), (Caps{"completion", "tools", "thinking"}));
 
+  // gpt-oss's Harmony template: thinking and tools come from its channels.
+  const GgufModel gptoss("tiny-gptoss-mxfp4.gguf");
+  ASSERT_TRUE(gptoss.tmpl.ok()) << gptoss.tmpl.status().to_string();
+  EXPECT_TRUE(gptoss.tmpl->harmony);
+  EXPECT_EQ(gptoss.caps(), (Caps{"completion", "tools", "thinking"}));
+  EXPECT_FALSE(qwen3.tmpl->harmony);
+
   EXPECT_EQ(GgufModel("tiny-bert-f16.gguf").caps()[0], "embedding");
 }
 

@@ -2,22 +2,38 @@
 
 #include <optional>
 
+#include "chat/harmony_parser.h"
 #include "chat/thinking_parser.h"
 #include "chat/tool_parser.h"
 
 namespace paddock::server {
 
 Status run_generation(runner::Runner& runner, const GenerationSpec& spec, const EmitFn& emit) {
+  std::optional<chat::HarmonyParser> harmony;
+  if (spec.harmony) harmony.emplace();
   std::optional<chat::ThinkingParser> thinking;
-  if (!spec.think_tags.first.empty()) {
+  if (!harmony && !spec.think_tags.first.empty()) {
     thinking.emplace(spec.think_tags.first, spec.think_tags.second);
     if (spec.prompt_opens_thinking) thinking->start_in_thinking();
   }
   std::optional<chat::ToolCallParser> tools;
-  if (spec.parse_tools) tools.emplace(spec.tool_tag, spec.tool_names);
+  if (!harmony && spec.parse_tools) tools.emplace(spec.tool_tag, spec.tool_names);
   bool stopped = false;
 
   auto process = [&](std::string_view text, bool flush, GenerationEvent* e) {
+    if (harmony) {
+      chat::HarmonyParser::Output o = harmony->add(text);
+      if (flush) {
+        chat::HarmonyParser::Output rest = harmony->finish();
+        o.thinking += rest.thinking;
+        o.content += rest.content;
+        for (auto& c : rest.calls) o.calls.push_back(std::move(c));
+      }
+      e->thinking = std::move(o.thinking);
+      e->content = std::move(o.content);
+      e->tool_calls = std::move(o.calls);
+      return;
+    }
     std::string content(text);
     if (thinking) {
       chat::ThinkingParser::Output o = thinking->add(text);

@@ -20,6 +20,7 @@ struct GenerationSpec {
   runner::CompletionRequest request;
   std::pair<std::string, std::string> think_tags;  // parse thinking when the opening tag is set
   bool prompt_opens_thinking = false;              // the prompt already ends with the opening tag
+  bool harmony = false;  // split by the Harmony parser, which then stands for both parsers below
   bool parse_tools = false;
   std::string tool_tag = "{";
   std::vector<std::string> tool_names;

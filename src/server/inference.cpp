@@ -1,5 +1,7 @@
 #include "server/inference.h"
 
+#include "base/log.h"
+
 namespace paddock::server {
 
 Result<Prepared> prepare(Scheduler& models, ServerMetrics& metrics, const ResolvedModel& model,
@@ -12,8 +14,13 @@ Result<Prepared> prepare(Scheduler& models, ServerMetrics& metrics, const Resolv
   auto tmpl = choose_template(template_override, model.info.template_text, model.info.model_path);
   if (!tmpl.ok()) return internal_error(tmpl.status().message());
   p.tmpl = std::move(tmpl).value();
-  if (request.think.set && request.think.enabled && p.tmpl.think_tags.first.empty()) {
+  if (request.think.set && request.think.enabled && !p.tmpl.supports_thinking()) {
     return invalid_argument("\"" + request.model + "\" does not support thinking");
+  }
+  if (p.tmpl.harmony && request.think.set && !request.think.enabled) {
+    // As Ollama answers for gpt-oss: its reasoning stays on (at the template's default effort).
+    log_warn("\"" + request.model +
+             "\" does not support turning off thinking; use think \"low\" for the least");
   }
   PADDOCK_ASSIGN(p.options, effective_options(model.info.params, request.options));
   runner::LoadOptions load;
@@ -133,6 +140,18 @@ runner::CompletionRequest completion_request(const Prepared& p, const InferenceC
 
 void set_thinking(const PromptTemplate& t, const Think& think, std::string_view prompt,
                   GenerationSpec* spec) {
+  if (t.harmony) {
+    spec->harmony = true;
+    if (think.budget >= 0) {
+      // The analysis message is closed and the final one opened, as Ollama's ThinkingClose has it.
+      spec->request.thinking_budget =
+          runner::ThinkingBudget{.max_tokens = think.budget,
+                                 .open = "<|channel|>analysis<|message|>",
+                                 .close = "<|end|><|start|>assistant<|channel|>final<|message|>",
+                                 .starts_inside = false};
+    }
+    return;
+  }
   const auto& [open, close] = t.think_tags;
   if (open.empty() || (think.set && !think.enabled)) return;
   spec->think_tags = t.think_tags;

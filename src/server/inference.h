@@ -59,7 +59,8 @@ runner::CompletionRequest completion_request(const Prepared& p, const InferenceC
 // The spec's thinking settings for a templated `prompt`: the template's tags (unless `think`
 // turned thinking off), whether the prompt already ends with the opening tag, and the runner's
 // ThinkingBudget when `think` has a budget: the closing tag and the blank line a template
-// writes after it are forced once the budget is spent.
+// writes after it are forced once the budget is spent. A Harmony template's output goes to the
+// Harmony parser instead, which splits thinking and tool calls both.
 void set_thinking(const PromptTemplate& t, const Think& think, std::string_view prompt, GenerationSpec* spec);
 
 // run_generation on the prepared model, recording its time to first output and its final

@@ -1,5 +1,6 @@
 #include "server/prompt.h"
 
+#include "chat/harmony_parser.h"
 #include "chat/render.h"
 #include "chat/thinking_parser.h"
 #include "chat/tool_parser.h"
@@ -19,6 +20,7 @@ Result<PromptTemplate> from_go(std::string_view text) {
   t.supports_tools = t.go->uses_var("tools");
   t.tool_tag = chat::ToolCallParser::infer_tag(*t.go);
   t.think_tags = chat::ThinkingParser::infer_tags(*t.go);
+  t.harmony = chat::HarmonyParser::is_harmony(text);
   return t;
 }
 
@@ -42,6 +44,7 @@ Result<PromptTemplate> choose_template(const std::optional<std::string>& overrid
         t.eos_token = gguf::token_text(**file, "tokenizer.ggml.eos_token_id");
         t.supports_tools = source->find("tools") != std::string_view::npos;
         if (source->find("<think>") != std::string_view::npos) t.think_tags = {"<think>", "</think>"};
+        t.harmony = chat::HarmonyParser::is_harmony(*source);
         return t;
       }
     }
@@ -51,11 +54,13 @@ Result<PromptTemplate> choose_template(const std::optional<std::string>& overrid
 
 Result<std::string> render_messages(const PromptTemplate& t, const std::vector<chat::Message>& messages,
                                     const std::vector<chat::Tool>& tools, const Think& think) {
+  // gpt-oss knows no effort above "high"; Ollama maps "max" to it.
+  const std::string level = t.harmony && think.level == "max" ? "high" : think.level;
   if (t.go) {
     chat::RenderOptions o;
-    o.think = think.set ? think.enabled : !t.think_tags.first.empty();
+    o.think = think.set ? think.enabled : t.supports_thinking();
     o.is_think_set = think.set;
-    o.think_level = think.level;
+    o.think_level = level;
     return chat::render_chat(*t.go, messages, tools, o);
   }
   Json ctx = Json::object();
@@ -74,6 +79,9 @@ Result<std::string> render_messages(const PromptTemplate& t, const std::vector<c
   ctx["bos_token"] = t.bos_token;
   ctx["eos_token"] = t.eos_token;
   if (think.set) ctx["enable_thinking"] = think.enabled;
+  // Ollama passes a `think` level as the template's reasoning_effort (gpt-oss reads it;
+  // without one its template says "medium").
+  if (!level.empty()) ctx["reasoning_effort"] = level;
   auto out = t.jinja->render(ctx);
   if (!out.ok()) return invalid_argument("template error: " + out.status().message());
   return out;

@@ -1,9 +1,9 @@
 // Which chat template a model uses and how a request becomes a prompt: the request's
 // `template` override, else the model's TEMPLATE layer (Go, as Ollama's models ship), else
 // the GGUF's Jinja `tokenizer.chat_template` (with bos/eos from its vocabulary), else
-// Ollama's plain default. The tool-call tag and thinking tags, and whether the template
-// takes tools and a suffix, are inferred once, here: the chat routes enforce these flags
-// and /api/show's capabilities (capabilities.h) are derived from them.
+// Ollama's plain default. The tool-call tag and thinking tags, whether the template is
+// Harmony, and whether it takes tools and a suffix, are inferred once, here: the chat routes enforce these
+// flags and /api/show's capabilities (capabilities.h) are derived from them.
 //   PADDOCK_ASSIGN(PromptTemplate t, choose_template(info.template_text, info.model_path, {}));
 //   PADDOCK_ASSIGN(std::string p, render_messages(t, messages, tools, think));
 #pragma once
@@ -31,6 +31,10 @@ struct PromptTemplate {
   std::pair<std::string, std::string> think_tags;  // {"", ""} = no thinking support
   bool supports_insert = false;                    // the template uses .Suffix
   bool supports_tools = false;
+  // Harmony (gpt-oss): the output's channels carry thinking and tool calls (harmony_parser.h),
+  // and `think` levels set the reasoning effort.
+  bool harmony = false;
+  bool supports_thinking() const { return harmony || !think_tags.first.empty(); }
 };
 
 // `model_template`: the TEMPLATE layer text, if any; `gguf_path`: the model file ("" = none).

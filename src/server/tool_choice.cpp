@@ -40,6 +40,10 @@ Result<std::string> forced_tool_call_grammar(const PromptTemplate& t, const Chat
   using Mode = ToolChoice::Mode;
   const Mode mode = req.tool_choice.mode;
   if ((mode != Mode::kRequired && mode != Mode::kNamed) || req.tools.empty()) return std::string();
+  // A Harmony call is a whole message (header, channel, recipient) after free reasoning: not
+  // forced yet, and said so rather than silently left to the model.
+  if (t.harmony)
+    return invalid_argument("tool_choice: forcing a call is not supported for Harmony (gpt-oss) models");
   Json choices = Json::array();
   for (const chat::Tool& tool : req.tools) {
     if (mode == Mode::kRequired || tool.name == req.tool_choice.name) choices.push_back(call_schema(tool));

@@ -19,7 +19,8 @@
 namespace paddock::server {
 
 // The GBNF (start rule "root") that forces a call, or "" when nothing is forced. An error
-// (kInvalidArgument) when a tool's parameters are a schema the grammar engine rejects.
+// (kInvalidArgument) when a tool's parameters are a schema the grammar engine rejects, or
+// when the template is Harmony.
 Result<std::string> forced_tool_call_grammar(const PromptTemplate& t, const ChatRequest& req,
                                              bool prompt_opens_thinking);
 

@@ -111,9 +111,12 @@ class TinyBpe : public ::testing::Test {
   void SetUp() override {
     std::vector<std::string> tokens;
     for (int c = 0; c < 256; ++c) tokens.push_back(byte_to_unicode(static_cast<uint8_t>(c)));
-    tokens.insert(tokens.end(), {"he", "ll", "hell", "hello", "\xc4\xa0w", "<|end|>"});
+    tokens.insert(tokens.end(), {"he", "ll", "hell", "hello", "\xc4\xa0w"});
     std::vector<int32_t> types(tokens.size(), 1);
-    types.back() = 3;  // control
+    for (const std::string& s : specials_) {
+      tokens.push_back(s);
+      types.push_back(3);  // control
+    }
     const std::vector<std::string> merges = {"h e", "l l", "he ll", "hell o", "\xc4\xa0 w"};
     bytes_ = "GGUF";
     put_u32(bytes_, 3);
@@ -140,6 +143,7 @@ class TinyBpe : public ::testing::Test {
     tok_ = std::move(*t);
   }
 
+  std::vector<std::string> specials_ = {"<|end|>"};  // from id 261
   std::string bytes_;
   std::unique_ptr<gguf::File> file_;
   std::unique_ptr<Tokenizer> tok_;
@@ -159,6 +163,23 @@ TEST_F(TinyBpe, ControlTokensOnlyWithParseSpecial) {
   EXPECT_TRUE(tok_->is_eog(261));
   EXPECT_EQ(tok_->piece(261, false), "");
   EXPECT_EQ(tok_->piece(261, true), "<|end|>");
+}
+
+// A vocabulary with Harmony's tokens (gpt-oss): <|return|> and <|call|> end generation and
+// <|end|> does not; the message framing is shown in the output, as the Harmony parser needs.
+class TinyHarmonyBpe : public TinyBpe {
+ protected:
+  TinyHarmonyBpe() { specials_ = {"<|end|>", "<|return|>", "<|call|>", "<|channel|>"}; }
+};
+
+TEST_F(TinyHarmonyBpe, EndIsShownAndOnlyReturnAndCallEndGeneration) {
+  EXPECT_FALSE(tok_->is_eog(261));
+  EXPECT_TRUE(tok_->is_eog(262));
+  EXPECT_TRUE(tok_->is_eog(263));
+  EXPECT_EQ(tok_->piece(261, false), "<|end|>");
+  EXPECT_EQ(tok_->piece(264, false), "<|channel|>");
+  EXPECT_EQ(tok_->piece(262, false), "");
+  EXPECT_EQ(tok_->encode("he<|channel|>", false, true), (std::vector<int32_t>{256, 264}));
 }
 
 TEST_F(TinyBpe, RoundTripsInvalidUtf8AndStreamsWholeCharacters) {

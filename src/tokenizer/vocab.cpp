@@ -43,6 +43,18 @@ constexpr std::string_view kEotTexts[] = {
     "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
 };
 
+// Harmony (gpt-oss), as llama.cpp treats it: <|return|> and <|call|> end generation, <|end|>
+// only ends one message of it; <|end|> and the message framing must reach the output text,
+// where the Harmony parser reads the channels, so they become user-defined (always shown).
+void mark_harmony_tokens(Vocab* v) {
+  const int32_t end = v->find("<|end|>");
+  if (end < 0 || v->find("<|return|>") < 0 || v->find("<|call|>") < 0) return;
+  v->eog.erase(std::remove(v->eog.begin(), v->eog.end(), end), v->eog.end());
+  for (const std::string_view t : {"<|end|>", "<|start|>", "<|channel|>", "<|message|>", "<|constrain|>"}) {
+    if (const int32_t id = v->find(t); id >= 0) v->attr[static_cast<size_t>(id)] = kAttrUserDefined;
+  }
+}
+
 uint32_t attr_from_type(int64_t type) {
   switch (type) {
     case 1: return kAttrNormal;
@@ -223,6 +235,7 @@ Result<std::unique_ptr<Vocab>> load_vocab(const gguf::File& f) {
   }
   std::sort(v->eog.begin(), v->eog.end());
   v->eog.erase(std::unique(v->eog.begin(), v->eog.end()), v->eog.end());
+  mark_harmony_tokens(v.get());
 
   for (int32_t id = 0; id < n_tokens; ++id) {
     if (v->attr[static_cast<size_t>(id)] & (kAttrControl | kAttrUserDefined | kAttrUnknown)) {
