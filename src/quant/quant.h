@@ -1,6 +1,6 @@
 // The quant table: for each GGUF type paddock computes with, its scalar reference kernels
 // (quant/kernels.h) and the type activations are quantized to for dot products, exactly as
-// llama.cpp's CPU backend pairs them (Q4_0/Q5_0/Q8_0/IQ4_NL -> Q8_0, Q4_1/Q5_1 -> Q8_1,
+// llama.cpp's CPU backend pairs them (Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4 -> Q8_0, Q4_1/Q5_1 -> Q8_1,
 // K-quants and IQ4_XS -> Q8_K, floats -> themselves).
 // Invariants: row lengths are multiples of the block size (dtype_info(t).block_size); quantizer
 // inputs are finite. The table is one explicit row per GGUF id, checked at compile time.

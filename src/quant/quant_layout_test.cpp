@@ -243,8 +243,8 @@ TEST(Layout, E8M0HalfScale) {
 }
 
 TEST(Layout, MXFP4QuantizerPinned) {
-  // amax 6 gives e = floor(log2 6) + 125 = 127 (half scale 0.5): 6 is level 12, ties go to the
-  // lower index (0.75 between 0.5 and 1 is 1), larger values saturate, and -0 is never written.
+  // amax 6 gives e = floor(log2 6) + 125 = 127 (half scale 0.5), so 6 is level 12. Ties go to
+  // the lower index, larger values saturate, and -0 is never written.
   float x[32] = {};
   x[0] = 6.0f;
   x[1] = -0.75f;
