@@ -33,6 +33,8 @@ constexpr std::array kShapes = {
                    ShapeLayout::kPhi3, 0, 4096},
     SyntheticShape{"qwen3moe-7b-a1b", "qwen3moe", 2048, 16, 16, 4, 128, 1024, 151936, false, true, 1e-6f,
                    1000000.0f, ShapeLayout::kLlama, 0, 40960, 64, 8},
+    SyntheticShape{"gpt-oss-20b", "gpt-oss", 2880, 24, 64, 8, 64, 2880, 201088, false, false, 1e-5f, 150000.0f,
+                   ShapeLayout::kGptOss, 128, 131072, 32, 4},
     SyntheticShape{"bert-base", "bert", 768, 12, 12, 12, 64, 3072, 30522, true, false, 1e-12f, 10000.0f,
                    ShapeLayout::kBert, 0, 512},
     // Hidden: small enough for tests to build, save and bench in a second.
@@ -125,17 +127,32 @@ std::vector<TensorSpec> tensor_specs(const SyntheticShape& s, int64_t n_vocab) {
       out.push_back({p + "attn_v.weight", {s.n_embd, kv_dim}, Init::kProjection});
     }
     out.push_back({p + "attn_output.weight", {q_dim, s.n_embd}, Init::kProjection});
+    if (s.layout == ShapeLayout::kGptOss) {
+      out.push_back({p + "attn_q.bias", {q_dim}, Init::kBias});
+      out.push_back({p + "attn_k.bias", {kv_dim}, Init::kBias});
+      out.push_back({p + "attn_v.bias", {kv_dim}, Init::kBias});
+      out.push_back({p + "attn_output.bias", {s.n_embd}, Init::kBias});
+      out.push_back({p + "attn_sinks.weight", {s.n_head}, Init::kBias});
+    }
     if (s.qk_norm) {
       out.push_back({p + "attn_q_norm.weight", {s.head_dim}, Init::kNorm});
       out.push_back({p + "attn_k_norm.weight", {s.head_dim}, Init::kNorm});
     }
-    if (s.layout == ShapeLayout::kGemma3) out.push_back({p + "post_attention_norm.weight", {s.n_embd}, Init::kNorm});
-    out.push_back({p + "ffn_norm.weight", {s.n_embd}, Init::kNorm});
+    if (s.layout == ShapeLayout::kGemma3 || s.layout == ShapeLayout::kGptOss) {
+      out.push_back({p + "post_attention_norm.weight", {s.n_embd}, Init::kNorm});
+    }
+    if (s.layout != ShapeLayout::kGptOss) out.push_back({p + "ffn_norm.weight", {s.n_embd}, Init::kNorm});
     if (s.n_expert > 0) {
       out.push_back({p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, Init::kRouter});
       out.push_back({p + "ffn_gate_exps.weight", {s.n_embd, s.n_ff, s.n_expert}, Init::kProjection});
       out.push_back({p + "ffn_up_exps.weight", {s.n_embd, s.n_ff, s.n_expert}, Init::kProjection});
       out.push_back({p + "ffn_down_exps.weight", {s.n_ff, s.n_embd, s.n_expert}, Init::kProjection});
+      if (s.layout == ShapeLayout::kGptOss) {
+        out.push_back({p + "ffn_gate_inp.bias", {s.n_expert}, Init::kBias});
+        out.push_back({p + "ffn_gate_exps.bias", {s.n_ff, s.n_expert}, Init::kBias});
+        out.push_back({p + "ffn_up_exps.bias", {s.n_ff, s.n_expert}, Init::kBias});
+        out.push_back({p + "ffn_down_exps.bias", {s.n_embd, s.n_expert}, Init::kBias});
+      }
       continue;
     }
     if (s.layout == ShapeLayout::kPhi3) {
@@ -286,6 +303,11 @@ void set_hparams(gguf::Writer& w, const SyntheticShape& s, FileType ftype, int64
     w.set_u32(a + ".expert_count", static_cast<uint32_t>(s.n_expert));
     w.set_u32(a + ".expert_used_count", static_cast<uint32_t>(s.n_expert_used));
     w.set_u32(a + ".expert_feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  }
+  if (s.layout == ShapeLayout::kGptOss) {  // gpt-oss's YaRN
+    w.set_string(a + ".rope.scaling.type", "yarn");
+    w.set_f32(a + ".rope.scaling.factor", 32.0f);
+    w.set_u32(a + ".rope.scaling.original_context_length", 4096);
   }
 }
 

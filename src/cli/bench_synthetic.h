@@ -27,6 +27,8 @@ enum class ShapeLayout : uint8_t {
   kGemma3,  // + post-attention and post-FFN norms, sliding windows of `window` on 5 of 6 layers
   kPhi3,    // Q, K, V fused in attn_qkv; gate and up fused in ffn_up
   kBert,    // an encoder: position and token-type embeddings, LayerNorms and biases, GELU FFN
+  kGptOss,  // biases on Q, K, V, O, the router and the experts; attention sinks; post_attention_norm
+            // for ffn_norm; YaRN; sliding windows of `window` on even layers
 };
 
 struct SyntheticShape {
@@ -44,7 +46,7 @@ struct SyntheticShape {
   float rms_eps;  // LayerNorm's epsilon for kBert
   float rope_freq_base;
   ShapeLayout layout = ShapeLayout::kLlama;
-  int64_t window = 0;           // gemma3's sliding window
+  int64_t window = 0;           // gemma3's and gpt-oss's sliding window
   int64_t context_length = 131072;
   int64_t n_expert = 0;       // > 0: the FFN is that many experts of n_ff each (qwen3moe)
   int64_t n_expert_used = 0;  // experts per token

@@ -36,8 +36,8 @@ namespace {
 
 constexpr const char* kUsage =
     "Usage:\n"
-    "  paddock bench (--model FILE.gguf | --shape SHAPE [--type q4_k_m|q8_0|q4_0|f16] [--vocab FILE.gguf]\n"
-    "                [--save FILE.gguf]) [-p 512] [-n 128] [-r 3] [-t THREADS] [-ngl N | --gpu] [--json]\n"
+    "  paddock bench (--model FILE.gguf | --shape SHAPE [--type q4_k_m|q8_0|q4_0|f16|mxfp4_moe]\n"
+    "                [--vocab FILE.gguf] [--save FILE.gguf]) [-p 512] [-n 128] [-r 3] [-t THREADS] [-ngl N | --gpu] [--json]\n"
     "  -p 0 or -n 0 skips that test. -ngl N puts the last N layers (the output counted as one more)\n"
     "  on the Vulkan GPU (PADDOCK_VULKAN_DEVICE, else the first), --gpu all of them; the bandwidth\n"
     "  is then the GPU's, measured by a copy on it.\n";

@@ -59,6 +59,13 @@ class TinyModel {
     }
     w.set_f32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
     w.set_f32(a + ".rope.freq_base", 10000.0f);
+    const bool gptoss = a == "gpt-oss";  // sinks, biases everywhere, windows on even layers, YaRN
+    if (gptoss) {
+      key("attention.sliding_window", 3);
+      w.set_string(a + ".rope.scaling.type", "yarn");
+      w.set_f32(a + ".rope.scaling.factor", 4.0f);
+      key("rope.scaling.original_context_length", 16);
+    }
     const int64_t hd = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
     if (s.head_dim) key("attention.key_length", static_cast<uint32_t>(hd));
     const int64_t nq = s.n_head * hd;
@@ -81,16 +88,26 @@ class TinyModel {
         add(w, s, p + "attn_k.bias", {nk}, 0.2f);
         add(w, s, p + "attn_v.bias", {nk}, 0.2f);
       }
+      if (gptoss) {
+        add(w, s, p + "attn_output.bias", {s.n_embd}, 0.2f);
+        add(w, s, p + "attn_sinks.weight", {s.n_head}, 1.0f);
+      }
       if (s.qk_norm) {
         add(w, s, p + "attn_q_norm.weight", {hd}, 0.1f, 1.0f);
         add(w, s, p + "attn_k_norm.weight", {hd}, 0.1f, 1.0f);
       }
-      add(w, s, p + "ffn_norm.weight", {s.n_embd}, 0.1f, 1.0f);
+      add(w, s, p + (gptoss ? "post_attention_norm.weight" : "ffn_norm.weight"), {s.n_embd}, 0.1f, 1.0f);
       if (s.n_expert > 0) {
         add(w, s, p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, 0.5f);
         add(w, s, p + "ffn_gate_exps.weight", {s.n_embd, n_ff, s.n_expert}, 0.3f);
         add(w, s, p + "ffn_up_exps.weight", {s.n_embd, n_ff, s.n_expert}, 0.3f);
         add(w, s, p + "ffn_down_exps.weight", {n_ff, s.n_embd, s.n_expert}, 0.3f);
+        if (gptoss) {
+          add(w, s, p + "ffn_gate_inp.bias", {s.n_expert}, 0.3f);
+          add(w, s, p + "ffn_gate_exps.bias", {n_ff, s.n_expert}, 0.3f);
+          add(w, s, p + "ffn_up_exps.bias", {n_ff, s.n_expert}, 0.3f);
+          add(w, s, p + "ffn_down_exps.bias", {s.n_embd, s.n_expert}, 0.3f);
+        }
         continue;
       }
       add(w, s, p + "ffn_gate.weight", {s.n_embd, n_ff}, 0.3f);
@@ -191,12 +208,15 @@ TEST(Model, Qwen3MoeRoutesEachTokenAsInABatch) {
   expect_batch_matches_incremental(
       Spec{.arch = "qwen3moe", .qk_norm = true, .n_expert = 6, .n_expert_used = 2});
 }
-TEST(Model, Qwen3MoeOnTheCpuBackendGroupsTokensByExpertAsRefDoes) {
-  TinyModel ref(Spec{.arch = "qwen3moe", .qk_norm = true, .n_expert = 6, .n_expert_used = 2});
+TEST(Model, GptOssWithSinksWindowsYarnAndExpertBiases) {
+  expect_batch_matches_incremental(Spec{.arch = "gpt-oss", .qkv_bias = true, .n_expert = 6, .n_expert_used = 2});
+}
+// The cpu backend's grouped expert products (and biases, clamped SwiGLU) equal ref's.
+void expect_cpu_matches_ref(const Spec& spec) {
+  TinyModel ref(spec);
   Result<std::unique_ptr<Backend>> cpu_be = make_cpu_backend(2);
   ASSERT_TRUE(cpu_be.ok());
-  TinyModel cpu(Spec{.arch = "qwen3moe", .qk_norm = true, .n_expert = 6, .n_expert_used = 2},
-                std::move(*cpu_be));
+  TinyModel cpu(spec, std::move(*cpu_be));
   Result<std::unique_ptr<Model>> mr = ref.load();
   Result<std::unique_ptr<Model>> mc = cpu.load();
   ASSERT_TRUE(mr.ok() && mc.ok()) << mr.status().message() << mc.status().message();
@@ -211,6 +231,12 @@ TEST(Model, Qwen3MoeOnTheCpuBackendGroupsTokensByExpertAsRefDoes) {
   ASSERT_TRUE(a.ok() && b.ok());
   ASSERT_EQ(a->size(), b->size());
   for (size_t i = 0; i < a->size(); ++i) EXPECT_NEAR((*a)[i], (*b)[i], 1e-3) << "logit " << i;
+}
+TEST(Model, Qwen3MoeOnTheCpuBackendGroupsTokensByExpertAsRefDoes) {
+  expect_cpu_matches_ref(Spec{.arch = "qwen3moe", .qk_norm = true, .n_expert = 6, .n_expert_used = 2});
+}
+TEST(Model, GptOssOnTheCpuBackendAsRef) {
+  expect_cpu_matches_ref(Spec{.arch = "gpt-oss", .qkv_bias = true, .n_expert = 6, .n_expert_used = 2});
 }
 TEST(Model, PerLayerFfnSizes) { expect_batch_matches_incremental(Spec{.n_ff_layers = {24, 40}}); }
 TEST(Model, PerLayerKvHeads) { expect_batch_matches_incremental(Spec{.n_head_kv_layers = {4, 1}}); }

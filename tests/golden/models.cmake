@@ -73,3 +73,13 @@ foreach(_pd_file ${_pd_golden_files})
     _pd_golden_test(golden_cpu_${_pd_model} ${_pd_model} cpu golden_cpu)
   endif()
 endforeach()
+# Ollama's published layouts give exactly their llama.cpp-layout twins' logits (gemma3's
+# twin is held to the golden file above as well).
+foreach(_pd_pair "tiny-gptoss-mxfp4:tiny-gptoss-ollama-mxfp4" "tiny-gemma3-q4_k_m:tiny-gemma3-ollama-q4_k_m")
+  string(REPLACE ":" ";" _pd_pair ${_pd_pair})
+  list(GET _pd_pair 0 _pd_a)
+  list(GET _pd_pair 1 _pd_b)
+  add_test(NAME golden_twin_${_pd_b} COMMAND ${CMAKE_CURRENT_LIST_DIR}/run_twin.sh $<TARGET_FILE:paddock>
+           ${PADDOCK_FIXTURES_DIR} ${_pd_a} ${_pd_b})
+  set_tests_properties(golden_twin_${_pd_b} PROPERTIES LABELS golden SKIP_RETURN_CODE 77)
+endforeach()
