@@ -23,6 +23,16 @@ void LayoutEditor::rename_key_prefix(std::string_view from, std::string_view to)
   reindex();
 }
 
+void LayoutEditor::rename_key(std::string_view from, std::string_view to) {
+  const auto it = f_.key_index_.find(from);
+  if (it == f_.key_index_.end()) return;
+  const size_t i = it->second;
+  f_.kv_[i].key = own(to);
+  const auto old = f_.key_index_.find(to);
+  if (old != f_.key_index_.end()) f_.kv_.erase(f_.kv_.begin() + static_cast<ptrdiff_t>(old->second));
+  reindex();
+}
+
 void LayoutEditor::set(std::string_view key, Value v) {
   const auto it = f_.key_index_.find(key);
   if (it != f_.key_index_.end()) {
@@ -44,6 +54,13 @@ void LayoutEditor::set_u32(std::string_view key, uint32_t value) {
   Value v;
   v.type = ValueType::kU32;
   v.u = value;
+  set(key, std::move(v));
+}
+
+void LayoutEditor::set_f32(std::string_view key, float value) {
+  Value v;
+  v.type = ValueType::kF32;
+  v.f = value;
   set(key, std::move(v));
 }
 
@@ -72,7 +89,9 @@ std::string_view block_prefix(std::string_view name) {
 }
 
 // Whether the pre-tokenizer is unnamed (absent or "default").
-bool default_pre(const File& f) { return f.get_string("tokenizer.ggml.pre").value_or("default") == "default"; }
+bool default_pre(const File& f) {
+  return f.get_string("tokenizer.ggml.pre").value_or("default") == "default";
+}
 
 // Ollama's gpt-oss converter: arch gptoss with gptoss.* keys, attn_out for attn_output,
 // attn_sinks without .weight, ffn_norm for post_attention_norm, no expert FFN length (the
@@ -101,7 +120,8 @@ Status translate_ollama_gptoss(LayoutEditor& e) {
   if (!f.find("gpt-oss.expert_feed_forward_length")) {
     const TensorInfo* gate = f.find_tensor("blk.0.ffn_gate_exps.weight");
     if (gate == nullptr || gate->ne.size() != 3) {
-      return corrupt("Ollama gpt-oss file: no gptoss.expert_feed_forward_length and no 3-D blk.0.ffn_gate_exps.weight");
+      return corrupt(
+          "Ollama gpt-oss file: no gptoss.expert_feed_forward_length and no 3-D blk.0.ffn_gate_exps.weight");
     }
     e.set_u32("gpt-oss.expert_feed_forward_length", static_cast<uint32_t>(gate->ne[1]));
   }
@@ -109,6 +129,27 @@ Status translate_ollama_gptoss(LayoutEditor& e) {
   if (f.get_string("tokenizer.ggml.model").value_or("") == "gpt2" && default_pre(f)) {
     e.set_string("tokenizer.ggml.pre", "gpt-4o");
   }
+  return Status::ok();
+}
+
+// Ollama's gemma3 converter: rope.global.freq_base / rope.local.freq_base for llama.cpp's
+// rope.freq_base / rope.freq_base_swa (its multimodal files have neither: Ollama's defaults
+// 1e6 / 10000 apply), no rms epsilon (Ollama's default 1e-6), and the vision tower embedded
+// (v.*, mm.* tensors, gemma3.vision.* / gemma3.mm.* keys), which stays readable but which no
+// text model binds. llama.cpp's converter always writes rope.freq_base and never the
+// global/local keys, so either sign marks Ollama's layout.
+bool is_ollama_gemma3(const File& f) {
+  return arch(f) == "gemma3" && (!f.find("gemma3.rope.freq_base") || f.find("gemma3.rope.global.freq_base") ||
+                                 f.find("gemma3.rope.local.freq_base"));
+}
+
+Status translate_ollama_gemma3(LayoutEditor& e) {
+  e.rename_key("gemma3.rope.global.freq_base", "gemma3.rope.freq_base");
+  e.rename_key("gemma3.rope.local.freq_base", "gemma3.rope.freq_base_swa");
+  const File& f = e.file();
+  if (!f.find("gemma3.rope.freq_base")) e.set_f32("gemma3.rope.freq_base", 1e6f);
+  if (!f.find("gemma3.attention.layer_norm_rms_epsilon"))
+    e.set_f32("gemma3.attention.layer_norm_rms_epsilon", 1e-6f);
   return Status::ok();
 }
 
@@ -121,7 +162,8 @@ bool is_ollama_llama3(const File& f) {
     return false;
   }
   const Value* tokens = f.get_array("tokenizer.ggml.tokens");
-  if (tokens == nullptr || tokens->elem_type != ValueType::kString || tokens->items.size() <= 128009) return false;
+  if (tokens == nullptr || tokens->elem_type != ValueType::kString || tokens->items.size() <= 128009)
+    return false;
   bool start = false, end = false;
   for (const Value& t : tokens->items) {
     start = start || t.s == "<|start_header_id|>";
@@ -143,6 +185,7 @@ struct Translation {
 
 constexpr std::array kTranslations = {
     Translation{"ollama-gptoss", is_ollama_gptoss, translate_ollama_gptoss},
+    Translation{"ollama-gemma3", is_ollama_gemma3, translate_ollama_gemma3},
     Translation{"ollama-llama3", is_ollama_llama3, translate_ollama_llama3},
 };
 

@@ -65,7 +65,7 @@ Status load_rope_scaling(const gguf::KeyReader& r, HParams& hp) {
 
 }  // namespace
 
-Result<HParams> load_hparams(const gguf::File& file, std::string_view arch, float default_rms_eps) {
+Result<HParams> load_hparams(const gguf::File& file, std::string_view arch) {
   const gguf::KeyReader r(file, arch);
   HParams hp;
   hp.arch = std::string(arch);
@@ -101,7 +101,7 @@ Result<HParams> load_hparams(const gguf::File& file, std::string_view arch, floa
                    std::to_string(hp.head_dim_k) + ", found " + std::to_string(hp.n_rot));
   }
   PADDOCK_ASSIGN(hp.norm_eps, r.optional_float("attention.layer_norm_epsilon", 0.0f));
-  const float rms_default = default_rms_eps > 0 ? default_rms_eps : hp.norm_eps > 0 ? 0.0f : -1.0f;
+  const float rms_default = hp.norm_eps > 0 ? 0.0f : -1.0f;
   PADDOCK_ASSIGN(hp.rms_eps, r.optional_float("attention.layer_norm_rms_epsilon", rms_default));
   if (hp.rms_eps < 0 || hp.norm_eps < 0 || (hp.rms_eps == 0 && hp.norm_eps == 0) || std::isnan(hp.rms_eps) ||
       std::isnan(hp.norm_eps)) {

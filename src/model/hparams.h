@@ -63,8 +63,7 @@ struct HParams {
   int64_t n_embd_v(int64_t il) const { return layer(il).n_head_kv * head_dim_v; }
 };
 
-// default_rms_eps > 0 stands in for a missing attention.layer_norm_rms_epsilon (Ollama's
-// gemma3 files have none). Errors: neither epsilon present (nor defaulted).
-Result<HParams> load_hparams(const gguf::File& file, std::string_view arch, float default_rms_eps = 0);
+// Errors: neither attention.layer_norm_rms_epsilon nor attention.layer_norm_epsilon present.
+Result<HParams> load_hparams(const gguf::File& file, std::string_view arch);
 
 }  // namespace paddock

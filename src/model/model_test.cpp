@@ -363,8 +363,8 @@ TEST(ModelErrors, UnknownArchitectureNamesTheSupportedOnes) {
   const Status s = load_error(Spec{.arch = "gemma"});
   EXPECT_EQ(s.code(), Code::kUnsupported);
   EXPECT_EQ(s.message(),
-            "architecture \"gemma\" is not supported (supported: bert, gemma3, gpt-oss, llama, nomic-bert, phi3, "
-            "qwen2, qwen3, qwen3moe)");
+            "architecture \"gemma\" is not supported (supported: bert, gemma3, gpt-oss, llama, nomic-bert, "
+            "phi3, qwen2, qwen3, qwen3moe)");
 }
 
 TEST(ModelErrors, WrongShapeNamesTensorAndShapes) {

@@ -59,6 +59,7 @@ FitRequest offload_weights(const gguf::File& file, int64_t n_layer) {
   r.layer_weights.assign(static_cast<size_t>(n_layer), 0);
   const bool tied = file.find_tensor("output.weight") == nullptr;
   for (const gguf::TensorInfo& t : file.tensors()) {
+    if (t.name.starts_with("v.") || t.name.starts_with("mm.")) continue;
     if (const std::optional<int64_t> il = block_of(t.name)) {
       if (*il >= 0 && *il < n_layer) r.layer_weights[static_cast<size_t>(*il)] += t.n_bytes;
     } else if (t.name != "token_embd.weight" || tied) {

@@ -29,7 +29,8 @@ namespace paddock {
 std::string blk(int64_t il, std::string_view suffix);
 
 // The weight bytes of each of n_layer layers and of the output (token_embd too when the
-// output is tied to it), as fit_offload (backend/placement.h) weighs them.
+// output is tied to it), as fit_offload (backend/placement.h) weighs them. An embedded
+// vision tower (v.*, mm.*: Ollama's gemma3 files) is no part of the text model's weights.
 FitRequest offload_weights(const gguf::File& file, int64_t n_layer);
 
 // What a weight is for; it decides the types it may have.

@@ -20,6 +20,16 @@ constexpr std::string_view kLlama3 =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kQwen2 =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// o200k (gpt-4o, gpt-oss, Llama 4): words split before an upper-case letter that follows a
+// lower-case one ("HelloWorld"), contractions kept on the word, digits in threes, and a
+// punctuation run takes trailing newlines and slashes. Written as llama.cpp runs it: \p{Lu}
+// and \p{Ll} become "a letter but not a-z" and "a letter but not A-Z" (non-ASCII letters,
+// collapsed to one byte, are both), (?i:'s|...) is spelled out case by case, and the marks
+// (\p{M}) the original regex lets into a word are left out.
+constexpr std::string_view kGpt4o =
+    R"([^\r\n\p{L}\p{N}]?(?:(?=\p{L})[^a-z])*(?:(?=\p{L})[^A-Z])+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?)"
+    R"(|[^\r\n\p{L}\p{N}]?(?:(?=\p{L})[^a-z])+(?:(?=\p{L})[^A-Z])*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?)"
+    R"(|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kDeepseekLetters =
     "\\s?[A-Za-z\u00b5\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u01ba\u01bc-\u01bf\u01c4-\u0293\u0295-\u02af\u0370-"
     "\u0373\u0376\u0377\u037b-\u037d\u037f\u0386\u0388-\u038a\u038c\u038e-\u03a1\u03a3-\u03f5\u03f7-\u0481"
@@ -57,6 +67,7 @@ const std::initializer_list<PreRow> kPreTable = {
       "mellum"},
      {kGpt2}},
     {{"qwen2", "qwen35", "stablelm2", "hunyuan", "deepseek-r1-qwen", "megrez", "kormo", "grok-2"}, {kQwen2}},
+    {{"gpt-4o", "llama4"}, {kGpt4o}},
     {{"poro-chat", "bloom", "gpt3-finnish"}, {kBloom}},
     {{"viking"}, {kBloom, R"(\p{N})"}},
     {{"seed-coder"},

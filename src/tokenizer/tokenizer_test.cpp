@@ -81,6 +81,44 @@ TEST(PreTokenizer, RegexStepsKeepUnmatchedTextAsPieces) {
   EXPECT_EQ(words("deepseek-coder", "ab\n你好1"), (std::vector<std::string>{"ab", "\n", "你好", "1"}));
 }
 
+// gpt-4o (o200k) as llama.cpp splits it: over the collapsed text a non-ASCII letter counts as
+// upper and lower case at once, so splits differ from the original regex's (Python's `regex`).
+TEST(PreTokenizer, Gpt4oSplitsCaseRunsContractionsAndDigits) {
+  using W = std::vector<std::string>;
+  EXPECT_EQ(words("gpt-4o", "Hello world"), (W{"Hello", " world"}));
+  EXPECT_EQ(words("gpt-4o", "HelloWorld HTTPServer ABC"), (W{"Hello", "World", " HTTPServer", " ABC"}));
+  // Contractions stay on their word, in any case; a lone one is punctuation plus a letter.
+  EXPECT_EQ(words("gpt-4o", "don't I'M we'LL they're"), (W{"don't", " I'M", " we'LL", " they're"}));
+  EXPECT_EQ(words("gpt-4o", "'s"), (W{"'s"}));
+  // Digits in groups of at most three, never with the space before them.
+  EXPECT_EQ(words("gpt-4o", "12345 1234"), (W{"123", "45", " ", "123", "4"}));
+  EXPECT_EQ(words("gpt-4o", "x2y"), (W{"x", "2", "y"}));
+}
+
+TEST(PreTokenizer, Gpt4oPunctuationAndWhitespace) {
+  using W = std::vector<std::string>;
+  // A punctuation run takes the newlines and slashes after it; one character before a word joins it.
+  EXPECT_EQ(words("gpt-4o", "foo(): //\n"), (W{"foo", "():", " //\n"}));
+  EXPECT_EQ(words("gpt-4o", "!!!\n\nHi"), (W{"!!!\n\n", "Hi"}));
+  EXPECT_EQ(words("gpt-4o", "?\n/x"), (W{"?\n/", "x"}));
+  EXPECT_EQ(words("gpt-4o", "http://x a/b"), (W{"http", "://", "x", " a", "/b"}));
+  // Spaces: the last one before a word joins it; newlines end a whitespace run; trailing ones stay whole.
+  EXPECT_EQ(words("gpt-4o", "a  b"), (W{"a", " ", " b"}));
+  EXPECT_EQ(words("gpt-4o", "a \n\n  b  "), (W{"a", " \n\n", " ", " b", "  "}));
+  EXPECT_EQ(words("gpt-4o", "\tx"), (W{"\tx"}));
+}
+
+TEST(PreTokenizer, Gpt4oNonAsciiLettersAsLlamaCppCollapsesThem) {
+  using W = std::vector<std::string>;
+  EXPECT_EQ(words("gpt-4o", "Привет мир 你好世界"), (W{"Привет", " мир", " 你好世界"}));
+  EXPECT_EQ(words("gpt-4o", "ÉcoleNormale"), (W{"École", "Normale"}));
+  // Python's regex gives "hello", "ÀB": collapsed, À is also lower case and ends the first word.
+  EXPECT_EQ(words("gpt-4o", "helloÀB"), (W{"helloÀ", "B"}));
+  // A combining mark is no letter here: it leaves the word (the original regex keeps it).
+  EXPECT_EQ(words("gpt-4o", "e\u0301t\u00e9"), (W{"e", "\u0301t\u00e9"}));
+  EXPECT_EQ(pre_tokenizer_regexes("llama4"), pre_tokenizer_regexes("gpt-4o"));
+}
+
 TEST(PreTokenizer, UnknownNameAndBadRegex) {
   EXPECT_FALSE(pre_tokenizer_regexes("no-such-pre").has_value());
   const std::vector<std::string> bad = {"[unclosed"};

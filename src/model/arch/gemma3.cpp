@@ -1,8 +1,8 @@
 // gemma3: Gemma 3's text decoder. Embeddings scaled by sqrt(n_embd); per-head RMS norms on
 // Q and K; NeoX RoPE; sliding-window attention on 5 of every 6 layers (the pattern key),
 // whose RoPE has its own base (10000); norms after attention and after the FFN as well as
-// before (the "sandwich"); a GELU-gated FFN. Reads llama.cpp's keys and Ollama's
-// (rope.global/local.freq_base, no rms epsilon).
+// before (the "sandwich"); a GELU-gated FFN. Reads llama.cpp's keys; Ollama's published
+// files arrive translated to them (gguf/layouts.cpp).
 #include <cmath>
 
 #include "gguf/keys.h"
@@ -68,22 +68,20 @@ Status set_windows(const gguf::File& file, HParams& hp) {
   PADDOCK_ASSIGN(const int64_t window, r.optional_int("attention.sliding_window", 0));
   PADDOCK_ASSIGN(const int64_t pattern, r.optional_int("attention.sliding_window_pattern", 6));
   if (window < 0 || window > (int64_t{1} << 30) || pattern < 1) {
-    return corrupt("key " + r.name("attention.sliding_window") + " / _pattern: expected positive sizes, found " +
-                   std::to_string(window) + " / " + std::to_string(pattern));
+    return corrupt("key " + r.name("attention.sliding_window") +
+                   " / _pattern: expected positive sizes, found " + std::to_string(window) + " / " +
+                   std::to_string(pattern));
   }
   PADDOCK_ASSIGN(const float final_softcap, r.optional_float("final_logit_softcapping", 0.0f));
   if (window == 0 && final_softcap > 0) {
     return unsupported("gemma3 without a sliding window (final logit softcapping) is not supported");
   }
-  const float global_base = hp.rope_freq_base;
   PADDOCK_ASSIGN(const float local_base, r.optional_float("rope.freq_base_swa", 10000.0f));
-  PADDOCK_ASSIGN(const float ollama_global, r.optional_float("rope.global.freq_base", global_base));
-  PADDOCK_ASSIGN(const float ollama_local, r.optional_float("rope.local.freq_base", local_base));
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     LayerParams& l = hp.layers[static_cast<size_t>(il)];
     const bool local = window > 0 && il % pattern < pattern - 1;
     l.window = local ? static_cast<int32_t>(window) : 0;
-    l.rope_freq_base = local ? ollama_local : ollama_global;
+    l.rope_freq_base = local ? local_base : hp.rope_freq_base;
     if (local) l.rope_freq_scale = 1.0f;
   }
   return Status::ok();
@@ -92,9 +90,7 @@ Status set_windows(const gguf::File& file, HParams& hp) {
 }  // namespace
 
 Result<std::unique_ptr<Model>> load_gemma3(const gguf::File& file, Backend& backend, Buffer& weights) {
-  const gguf::KeyReader r(file, "gemma3");
-  PADDOCK_ASSIGN(HParams hp, load_hparams(file, "gemma3", /*default_rms_eps=*/1e-6f));
-  if (!r.has("rope.freq_base")) hp.rope_freq_base = 1e6f;  // Ollama's files name only rope.global
+  PADDOCK_ASSIGN(HParams hp, load_hparams(file, "gemma3"));
   PADDOCK_TRY(set_windows(file, hp));
   // Gemma 3 27B (62 layers) scales queries by n_embd / n_head, the others by the head dim.
   const int64_t scale_dim = hp.n_layer == 62 ? hp.n_embd / hp.layer(0).n_head : hp.head_dim_k;
