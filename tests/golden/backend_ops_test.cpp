@@ -497,7 +497,11 @@ Case attention_case(DType t, const AttentionShape& s, const AttentionViews& v) {
           .dst = {.ne = {s.d_v, n_head, s.tokens, 1}, .layout = v.dst},
           .ids = attention_positions(s.tokens, s.n_kv, s.scattered),
           .attn = {.scale = 1.0f / std::sqrt(static_cast<float>(s.d_k))},
-          .tol = {.rel = 2e-5},
+          // Over an F16 cache below 64 tokens ref keeps the V sums in F16, as llama.cpp's CPU
+          // flash attention does (docs/engine.md); a backend that sums in F32 (Vulkan, as
+          // ggml's own GPU kernels do) is then off by the F16 sum's rounding: NMSE 1e-6 over
+          // 77 cells, 4e-5 over 3000 (test-backend-ops allows flash attention 5e-4).
+          .tol = {.max_nmse = t == DType::kF16 && s.tokens < 64 ? 1e-4 : 1e-7, .rel = 2e-5},
           .note = s.scattered ? "scattered positions" : "positions at the end"};
 }
 

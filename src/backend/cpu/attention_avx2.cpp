@@ -304,6 +304,50 @@ PADDOCK_TARGET_AVX2 void tile_to_f32(const TileRows& t, float* dst, int64_t dst_
   }
 }
 
+PADDOCK_TARGET_AVX2 inline __m256 load_f16(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+PADDOCK_TARGET_AVX2 inline void store_f16(uint16_t* p, __m256 x) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+}
+
+// ggml_vec_dot_f16 as ggml's AVX-512 build sums it: 4 accumulators of 16 lanes (here each
+// a pair of 8-lane halves), folded 0+2, 1+3, 0+1, then lanes l + (l+8), + (l+4), + (l+2),
+// + (l+1) (_mm512_reduce_add_ps); elements past the last 64 are added in double.
+PADDOCK_TARGET_AVX2 float f16_dot(const uint16_t* q, const uint16_t* k, int64_t n) {
+  const int64_t n64 = n / 64 * 64;
+  __m256 acc[8];
+#pragma GCC unroll 8
+  for (int w = 0; w < 8; ++w) acc[w] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n64; i += 64) {
+#pragma GCC unroll 8
+    for (int w = 0; w < 8; ++w) acc[w] = _mm256_fmadd_ps(load_f16(q + i + 8 * w), load_f16(k + i + 8 * w), acc[w]);
+  }
+  // acc[2w], acc[2w+1]: lanes 0-7 and 8-15 of accumulator w.
+  const __m256 lo = _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6]));
+  const __m256 hi = _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7]));
+  const __m256 t3 = _mm256_add_ps(hi, lo);
+  const __m128 t6 = _mm_add_ps(_mm256_extractf128_ps(t3, 1), _mm256_castps256_ps128(t3));
+  const __m128 t8 = _mm_add_ps(t6, _mm_movehl_ps(t6, t6));
+  double sum = _mm_cvtss_f32(_mm_add_ss(t8, _mm_shuffle_ps(t8, t8, 1)));
+  for (int64_t i = n64; i < n; ++i) sum += static_cast<double>(_cvtsh_ss(q[i]) * _cvtsh_ss(k[i]));
+  return static_cast<float>(sum);
+}
+
+PADDOCK_TARGET_AVX2 void f16_scale(uint16_t* acc, int64_t n, float s) {
+  const __m256 vs = _mm256_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) store_f16(acc + i, _mm256_mul_ps(load_f16(acc + i), vs));
+  for (; i < n; ++i) acc[i] = _cvtss_sh(_cvtsh_ss(acc[i]) * s, _MM_FROUND_TO_NEAREST_INT);
+}
+
+PADDOCK_TARGET_AVX2 void f16_mad(uint16_t* acc, const uint16_t* v, int64_t n, float s) {
+  const __m256 vs = _mm256_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) store_f16(acc + i, _mm256_fmadd_ps(load_f16(v + i), vs, load_f16(acc + i)));
+  for (; i < n; ++i) acc[i] = _cvtss_sh(std::fma(_cvtsh_ss(v[i]), s, _cvtsh_ss(acc[i])), _MM_FROUND_TO_NEAREST_INT);
+}
+
 constexpr AttentionKernels kAvx2 = {scores,
                                     softmax,
                                     pv,
@@ -312,7 +356,8 @@ constexpr AttentionKernels kAvx2 = {scores,
                                     tile_to_f32<q8_0_row>,
                                     tile_to_f32<q4_0_row>,
                                     {scores_direct<F16Rows>, pv_direct<F16Rows>},
-                                    {scores_direct<Q8Rows>, pv_direct<Q8Rows>}};
+                                    {scores_direct<Q8Rows>, pv_direct<Q8Rows>},
+                                    {f16_dot, f16_scale, f16_mad}};
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 
 #include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/test_support.h"
+#include "base/fp16.h"
 #include "quant/quant.h"
 #include "quant/test_data.h"
 #include "tensor/dtype.h"
@@ -162,6 +163,40 @@ TEST(AttentionTileKernels, DirectReadsMatchConvertedTile) {
         EXPECT_EQ(acc_got, acc_want);
       }
     }
+  }
+}
+
+// The F16 row kernels (ggml's flash-attention roundings) give the scalar kernels' bits on
+// every path: the dot's summation order is fixed (ggml's AVX-512 one), and scale and mad
+// round each element to F16 the same way.
+TEST(AttentionF16RowKernels, Avx2MatchesScalarBitForBit) {
+  PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
+  const cpu::F16RowKernels& scalar = cpu::attention_kernels_scalar().f16_rows;
+  const cpu::F16RowKernels& avx2 = cpu::attention_kernels(CpuIsa::kAvx2).f16_rows;
+  auto to_f16 = [](const std::vector<float>& x) {
+    std::vector<uint16_t> h(x.size());
+    for (size_t i = 0; i < x.size(); ++i) h[i] = f32_to_fp16(x[i]);
+    return h;
+  };
+  for (int64_t n : {8, 40, 64, 72, 128, 200, 256}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const std::vector<uint16_t> q = to_f16(gaussian_row(static_cast<size_t>(n), 11));
+    const std::vector<uint16_t> k = to_f16(gaussian_row(static_cast<size_t>(n), 12));
+    const float want = scalar.dot(q.data(), k.data(), n);
+    const float got = avx2.dot(q.data(), k.data(), n);
+    EXPECT_EQ(std::memcmp(&got, &want, sizeof(float)), 0) << got << " vs " << want;
+    // A few online-softmax steps: rescales and fused multiply-adds into an F16 accumulator.
+    std::vector<uint16_t> acc_want(static_cast<size_t>(n), 0), acc_got = acc_want;
+    for (int step = 0; step < 6; ++step) {
+      const std::vector<uint16_t> v = to_f16(gaussian_row(static_cast<size_t>(n), 20 + step));
+      const float ms = 0.37f + 0.1f * static_cast<float>(step);
+      const float vs = 0.9f - 0.13f * static_cast<float>(step);
+      scalar.scale(acc_want.data(), n, ms);
+      avx2.scale(acc_got.data(), n, ms);
+      scalar.mad(acc_want.data(), v.data(), n, vs);
+      avx2.mad(acc_got.data(), v.data(), n, vs);
+    }
+    EXPECT_EQ(acc_got, acc_want);
   }
 }
 
