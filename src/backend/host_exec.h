@@ -33,9 +33,9 @@ inline const float* attention_sinks(const Node& n) {
 }
 // copy from a float or KV block type.
 bool supports_copy(std::span<const DType> types);
-// Copies src to dst through F32 rows with the quant table's reference functions: for copies
-// where either side is a block type (KV cache rows), as llama.cpp's CPU backend quantizes its
-// cache. Rows must be dense (nb[0] = the type's block bytes).
+// Copies src to dst through F32 rows, quantizing with from_float as llama.cpp's CPU backend
+// quantizes its cache: for copies where either side is a block type (KV cache rows). Rows
+// must be dense (nb[0] = the type's block bytes).
 void copy_through_f32(const TensorView& src, const TensorView& dst);
 
 // Every row filled: a table shorter than the op list would leave null kernels.

@@ -40,6 +40,9 @@ void quantize_row_q8_0(const float* src, void* dst, int64_t n);
 void vec_dot_q8_0_q8_0(int64_t n, float* out, const void* x, const void* y);
 void dequantize_row_q8_1(const void* src, float* dst, int64_t n);
 void quantize_row_q8_1(const float* src, void* dst, int64_t n);
+// ggml-cpu's x86 quantize_row_q8_0 / q8_1 (from_float in quant.h says how they differ).
+void quantize_row_q8_0_x86(const float* src, void* dst, int64_t n);
+void quantize_row_q8_1_x86(const float* src, void* dst, int64_t n);
 
 // K-quants (256-element super-blocks). The quantizers are ggml's quantize_row_*_ref, which is
 // what llama-quantize writes when no importance matrix is given.

@@ -101,10 +101,23 @@ std::vector<float> dequantize(DType t, std::span<const uint8_t> src, int64_t n) 
   return out;
 }
 
+QuantizeRowFn from_float(DType t) {
+  switch (t) {
+    case DType::kQ8_0: return quantize_row_q8_0_x86;
+    case DType::kQ8_1: return quantize_row_q8_1_x86;
+    default: {
+      const QuantOps* ops = quant_ops(t);
+      return ops != nullptr ? ops->quantize_row : nullptr;
+    }
+  }
+}
+
 float quantized_dot(DType t, const void* x, std::span<const float> y) {
   const QuantOps* ops = quant_ops(t);
   PADDOCK_CHECK(ops != nullptr && ops->vec_dot != nullptr);
-  const std::vector<uint8_t> act = quantize(ops->vec_dot_type, y);
+  const auto n = static_cast<int64_t>(y.size());
+  std::vector<uint8_t> act(dtype_row_bytes(ops->vec_dot_type, n));
+  from_float(ops->vec_dot_type)(y.data(), act.data(), n);
   float out = 0;
   ops->vec_dot(static_cast<int64_t>(y.size()), &out, x, act.data());
   return out;

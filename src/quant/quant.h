@@ -35,8 +35,16 @@ const QuantOps* quant_ops(DType t);
 std::vector<uint8_t> quantize(DType t, std::span<const float> src);
 std::vector<float> dequantize(DType t, std::span<const uint8_t> src, int64_t n);
 
+// The quantizer llama.cpp's CPU backend applies to activations (a row of vec_dot_type) and to
+// a quantized KV cache: its x86 build's from_float. For Q8_0 and Q8_1 that is not the
+// reference quantizer: the scale is 127 / amax (not 1 / (amax / 127)) and x * scale rounds
+// half to even (not away from zero), so now and then a value lands one step apart, which
+// moves a product by ~1e-3 of its size. Other types: the reference quantizer (nullptr if none).
+using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
+QuantizeRowFn from_float(DType t);
+
 // The dot product of a row x of type t with f32 activations y, as llama.cpp computes it:
-// y is quantized to t's vec_dot_type first.
+// y is quantized to t's vec_dot_type first (from_float).
 float quantized_dot(DType t, const void* x, std::span<const float> y);
 
 }  // namespace paddock

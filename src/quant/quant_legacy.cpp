@@ -316,4 +316,30 @@ void quantize_row_q8_1(const float* src, void* dst, int64_t n) {
   }
 }
 
+namespace {
+
+template <typename Block, bool kSum>
+void q8_x86(const float* src, void* dst, int64_t n) {
+  auto* y = static_cast<Block*>(dst);
+  for (int64_t i = 0; i < n / 32; ++i) {
+    const float* x = src + i * 32;
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f;
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    y[i].d = f32_to_fp16(d);
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      y[i].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));  // half to even
+      sum += y[i].qs[j];
+    }
+    if constexpr (kSum) y[i].s = f32_to_fp16(d * static_cast<float>(sum));
+  }
+}
+
+}  // namespace
+
+void quantize_row_q8_0_x86(const float* src, void* dst, int64_t n) { q8_x86<BlockQ8_0, false>(src, dst, n); }
+void quantize_row_q8_1_x86(const float* src, void* dst, int64_t n) { q8_x86<BlockQ8_1, true>(src, dst, n); }
+
 }  // namespace paddock

@@ -8,8 +8,7 @@ ActQuantFn act_quantizer(CpuIsa isa, DType t) {
   if (isa != CpuIsa::kScalar) {
     if (const ActQuantFn f = act_quantizer_avx2(t)) return f;
   }
-  const QuantOps* ops = quant_ops(t);
-  return ops != nullptr ? ops->quantize_row : nullptr;
+  return from_float(t);
 }
 
 }  // namespace paddock::cpu

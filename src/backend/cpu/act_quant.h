@@ -1,7 +1,6 @@
 // Activation quantizers of the CPU backend: mul_mat turns each F32 activation column into the
-// weight type's vec_dot_type once per call. The AVX2 versions of Q8_K and Q8_0 produce the
-// same bytes as the reference quantizers (quant/kernels.h) — same scale, same rounding — so
-// results do not depend on the ISA path; other types use the reference quantizer.
+// weight type's vec_dot_type once per call, as llama.cpp's CPU backend does (quant.h's
+// from_float); every path gives from_float's bytes, so results do not depend on the ISA.
 // Invariant: n is a multiple of the type's block size.
 //   const ActQuantFn q = act_quantizer(CpuIsa::kAvx2, DType::kQ8_K);
 //   q(x, dst, 2048);

@@ -1,7 +1,7 @@
-// AVX2 Q8_K and Q8_0 activation quantizers, byte-identical to the reference ones: Q8_K rounds
+// AVX2 Q8_K and Q8_0 activation quantizers, byte-identical to the scalar ones: Q8_K rounds
 // iscale * x half-to-even (ggml's nearest_int; cvtps_epi32 under the default rounding mode)
-// with the sign of the first element of largest magnitude; Q8_0 rounds half away from zero
-// (std::round) and stores the scale with the reference fp16 conversion.
+// with the sign of the first element of largest magnitude; Q8_0 scales by 127 / amax and
+// rounds half to even, as ggml-cpu's x86 quantize_row_q8_0 does.
 #include <cstring>
 
 #include "backend/cpu/act_quant.h"
@@ -79,9 +79,6 @@ PADDOCK_TARGET_AVX2 void q8_K(const float* src, void* dst, int64_t n) {
 PADDOCK_TARGET_AVX2 void q8_0(const float* src, void* dst, int64_t n) {
   auto* y = static_cast<BlockQ8_0*>(dst);
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-  const __m256 sign_mask = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(0x80000000u)));
-  const __m256 half = _mm256_set1_ps(0.5f);
-  const __m256 one = _mm256_set1_ps(1.0f);
   for (int64_t i = 0; i < n / kQK8_0; ++i) {
     const float* x = src + i * kQK8_0;
     __m256 v[4];
@@ -91,20 +88,13 @@ PADDOCK_TARGET_AVX2 void q8_0(const float* src, void* dst, int64_t n) {
       vmax = _mm256_max_ps(vmax, _mm256_and_ps(v[k], abs_mask));
     }
     const float amax = hmax(vmax);
-    const float d = amax / ((1 << 7) - 1);
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[i].d = f32_to_fp16(d);
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    y[i].d = f32_to_fp16(amax / 127.0f);
     const __m256 vid = _mm256_set1_ps(id);
     __m256i q[4];
     for (int k = 0; k < 4; ++k) {
-      // std::round: truncate, then step away from zero when the dropped part is >= 1/2
-      // (v - trunc(v) is exact, so the comparison is too).
-      const __m256 s = _mm256_mul_ps(v[k], vid);
-      const __m256 t = _mm256_round_ps(s, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-      const __m256 frac = _mm256_and_ps(_mm256_sub_ps(s, t), abs_mask);
-      const __m256 step = _mm256_and_ps(_mm256_cmp_ps(frac, half, _CMP_GE_OQ),
-                                        _mm256_or_ps(one, _mm256_and_ps(s, sign_mask)));
-      q[k] = _mm256_cvttps_epi32(_mm256_add_ps(t, step));
+      q[k] = _mm256_cvtps_epi32(
+          _mm256_round_ps(_mm256_mul_ps(v[k], vid), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs), pack_32(q[0], q[1], q[2], q[3]));
   }

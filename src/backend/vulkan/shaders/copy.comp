@@ -1,7 +1,7 @@
 #version 450
 // dst = src0 converted to dst's type. Float destinations: one invocation per element, any
 // strides; block destinations (Q8_0, Q4_0: KV cache rows): one per block, quantized as
-// quant/'s reference functions do. SRC_TYPE, SRC_FLOAT and DST_<type> are build-time defines.
+// quant/'s from_float does. SRC_TYPE, SRC_FLOAT and DST_<type> are build-time defines.
 #include "common.glsl"
 #include "types.glsl"
 layout(local_size_x = 256) in;
@@ -39,12 +39,6 @@ float div_rn(float a, float b) {
   return out_q;
 }
 
-// Rounds half away from zero, as std::round (floor(|x| + 0.5) would round 0.49999997 up).
-float round_away(float x) {
-  const float a = abs(x), f = floor(a);
-  return sign(x) * (a - f >= 0.5 ? f + 1.0 : f);
-}
-
 #if defined(DST_Q8_0) || defined(DST_Q4_0)
 #if defined(DST_Q8_0)
 const uint BLOCK_BYTES = 34;
@@ -63,12 +57,13 @@ void main() {
 #if defined(DST_Q8_0)
   float amax = 0.0;
   for (uint j = 0; j < 32; ++j) amax = max(amax, abs(v[j]));
+  // As quant/'s from_float (ggml-cpu's x86 quantizer): scale 127 / amax, halves to even.
   const float d = div_rn(amax, 127.0);
-  const float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
+  const float id = amax != 0.0 ? div_rn(127.0, amax) : 0.0;
   D_h[at >> 1] = to_f16(d);
   for (uint j = 0; j < 32; ++j) {
     precise float x = v[j] * id;
-    D_b[at + 2 + j] = uint8_t(int8_t(round_away(x)));
+    D_b[at + 2 + j] = uint8_t(int8_t(roundEven(x)));
   }
 #else
   float vmax = 0.0;
