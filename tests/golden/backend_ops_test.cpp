@@ -617,6 +617,8 @@ std::vector<Case> attention_cases(DType t) {
   if (t == DType::kF16) {
     out.push_back(attention_case(t, {64, 64, 2, 100, 4, 100, false}, kDense));
     out.push_back(attention_case(t, {64, 64, 4, 3000, 4, 1, false}, kPadded));
+    // One kv head, one token: the cpu backend splits the group's heads across threads.
+    out.push_back(attention_case(t, {64, 64, 1, 77, 8, 1, false}, kDense));
   }
   if (t == DType::kQ4_0) out.push_back(attention_case(t, {128, 128, 1, 700, 8, 3, true}, kPermutedQ));
   add_attention_option_cases(t, out);

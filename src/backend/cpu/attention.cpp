@@ -351,67 +351,47 @@ class BlockedAttention {
   float* partials_;
 };
 
-// ggml's flash attention over an F16 cache (ggml_compute_forward_flash_attn_ext_f16_one_chunk),
-// one query row at a time: the row rounded to F16, then over the visible cells in cell order
-// an online softmax whose weighted sum of V is kept in F16 (rescaled on a new max, every
-// update rounded), converted to F32 at the end and divided by the sum; a sink joins last.
-void attention_f16_rows(ThreadPool& pool, const F16RowKernels& kern, const TensorView& q, const TensorView& k,
+// Short passes over an F16 cache (f16_rows_apply): one query row at a time with llama.cpp's
+// flash-attention roundings (backend/f16_attention_row.h).
+void attention_f16_rows(ThreadPool& pool, const F16Ops& ops, const TensorView& q, const TensorView& k,
                         const TensorView& v, std::span<const int32_t> pos, const AttnParams& params,
                         const float* sinks, const TensorView& dst) {
-  const int64_t d_k = q.ne[0];
-  const int64_t n_head = q.ne[1];
-  const int64_t n_tokens = q.ne[2];
-  const int64_t n_kv = k.ne[2];
-  const int64_t d_v = v.ne[0];
-  const int64_t group = n_head / k.ne[1];
+  const int64_t n_head_kv = k.ne[1];
+  const auto group = static_cast<int>(q.ne[1] / n_head_kv);
   const bool tagged = !params.cells.empty();
-  // ggml divides the scale by the softcap and multiplies tanh's result by it.
-  const float scale = params.softcap > 0 ? params.scale / params.softcap : params.scale;
-  pool.parallel_for(n_tokens * n_head, [&](int64_t begin, int64_t end, int) {
-    thread_local std::vector<uint16_t> q16, acc;
-    q16.resize(static_cast<size_t>(d_k));
-    acc.resize(static_cast<size_t>(d_v));
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t t = row / n_head;
-      const int64_t h = row % n_head;
-      const int64_t hk = h / group;
-      const float* qrow = reinterpret_cast<const float*>(q.row(h, t));
-      for (int64_t i = 0; i < d_k; ++i) q16[static_cast<size_t>(i)] = f32_to_fp16(qrow[i]);
-      std::fill(acc.begin(), acc.end(), uint16_t{0});
-      int64_t j0 = 0, j1 = n_kv;
+  PADDOCK_CHECK(dst.nb[0] == sizeof(float));
+  // A work item: a token, a kv head and a run of the query heads sharing it, which walk its
+  // cells together. Runs are whole groups (up to 64, the AVX2 walk's limit) unless there
+  // are fewer items than threads (a decode step with one kv head), then split to fill them.
+  const int64_t pairs = q.ne[2] * n_head_kv;
+  const int64_t threads = static_cast<int64_t>(pool.size());
+  const int64_t splits = pairs >= threads ? 1 : std::min<int64_t>(group, ceil_div(threads, pairs));
+  const int run = static_cast<int>(std::min<int64_t>(64, ceil_div(group, splits)));
+  const int64_t runs = ceil_div(group, run);
+  pool.parallel_for(pairs * runs, [&](int64_t begin, int64_t end, int) {
+    thread_local F16RowScratch scratch;
+    const float* q_rows[64];
+    float* out_rows[64];
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t t = item / (n_head_kv * runs);
+      const int64_t hk = item / runs % n_head_kv;
+      const int h0 = static_cast<int>(item % runs) * run;
+      const int rows = std::min(run, group - h0);
+      int64_t j0 = 0, j1 = k.ne[2];
       if (!tagged && params.causal) {
         j1 = pos[t] + 1;
         if (params.window > 0) j0 = std::max<int64_t>(0, pos[t] - params.window + 1);
       }
-      float m = -INFINITY, l = 0.0f;
-      for (int64_t j = j0; j < j1; ++j) {
-        if (tagged && !attn_visible(params, pos[t], params.cells[static_cast<size_t>(j)])) continue;
-        float s = kern.dot(q16.data(), reinterpret_cast<const uint16_t*>(k.row(hk, j)), d_k) * scale;
-        if (params.softcap > 0) s = params.softcap * std::tanh(s);
-        float ms = 1.0f, vs = 1.0f;
-        if (s > m) {
-          ms = std::exp(m - s);
-          m = s;
-          kern.scale(acc.data(), d_v, ms);
-        } else {
-          vs = std::exp(s - m);
-        }
-        kern.mad(acc.data(), reinterpret_cast<const uint16_t*>(v.row(hk, j)), d_v, vs);
-        l = l * ms + vs;
+      for (int r = 0; r < rows; ++r) {
+        q_rows[r] = reinterpret_cast<const float*>(q.row(hk * group + h0 + r, t));
+        out_rows[r] = reinterpret_cast<float*>(dst.row(hk * group + h0 + r, t));
       }
-      float f = 1.0f;  // the sink's rescale of the output
-      if (sinks != nullptr) {
-        float ms = 1.0f, vs = 1.0f;
-        if (sinks[h] > m) {
-          ms = std::exp(m - sinks[h]);
-          f = ms;
-        } else {
-          vs = std::exp(sinks[h] - m);
-        }
-        l = l * ms + vs;
-      }
-      const float inv = l == 0.0f ? 0.0f : 1.0f / l;
-      for (int64_t i = 0; i < d_v; ++i) dst.f32(i, h, t) = fp16_to_f32(acc[static_cast<size_t>(i)]) * f * inv;
+      f16_attention_rows(
+          ops, q_rows, rows, q.ne[0], v.ne[0], j0, j1,
+          [&](int64_t j) { return !tagged || attn_visible(params, pos[t], params.cells[static_cast<size_t>(j)]); },
+          [&](int64_t j) { return reinterpret_cast<const uint16_t*>(k.row(hk, j)); },
+          [&](int64_t j) { return reinterpret_cast<const uint16_t*>(v.row(hk, j)); }, params.scale, params.softcap,
+          sinks != nullptr ? sinks + hk * group + h0 : nullptr, scratch, out_rows);
     }
   });
 }
@@ -445,8 +425,9 @@ void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorVi
   if (n_tokens == 0 || d_v == 0) return;
 
   const AttentionKernels& kernels = attention_kernels(isa);
-  if (k.type == DType::kF16 && n_tokens < kAttnF16RowsMaxTokens) {
-    attention_f16_rows(pool, kernels.f16_rows, q, k, v, pos, params, sinks, dst);
+  if (f16_rows_apply(k.type == DType::kF16, n_tokens, kv_end)) {
+    attention_f16_rows(pool, kernels.f16_rows != nullptr ? *kernels.f16_rows : f16_ops_scalar(), q, k, v, pos,
+                       params, sinks, dst);
     return;
   }
   TileToF32 convert = kernels.f32_tile;

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "backend/cpu/attention_kernels.h"
 #include "backend/cpu/simd_x86.h"
 #include "backend/cpu/vec_exp_x86.h"
+#include "base/fp16.h"
 #include "quant/blocks.h"
 
 namespace paddock::cpu {
@@ -311,42 +313,105 @@ PADDOCK_TARGET_AVX2 inline void store_f16(uint16_t* p, __m256 x) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
 }
 
-// ggml_vec_dot_f16 as ggml's AVX-512 build sums it: 4 accumulators of 16 lanes (here each
-// a pair of 8-lane halves), folded 0+2, 1+3, 0+1, then lanes l + (l+8), + (l+4), + (l+2),
-// + (l+1) (_mm512_reduce_add_ps); elements past the last 64 are added in double.
-PADDOCK_TARGET_AVX2 float f16_dot(const uint16_t* q, const uint16_t* k, int64_t n) {
-  const int64_t n64 = n / 64 * 64;
-  __m256 acc[8];
-#pragma GCC unroll 8
-  for (int w = 0; w < 8; ++w) acc[w] = _mm256_setzero_ps();
-  for (int64_t i = 0; i < n64; i += 64) {
-#pragma GCC unroll 8
-    for (int w = 0; w < 8; ++w) acc[w] = _mm256_fmadd_ps(load_f16(q + i + 8 * w), load_f16(k + i + 8 * w), acc[w]);
+// ggml_vec_dot_f16 as ggml's AVX2 build sums it, over rows already converted to F32 (Load)
+// or still F16: 4 accumulators of 8 lanes, folded 0+2, 1+3, 0+1, then lanes l + (l+4) and two
+// horizontal adds; elements past the last 32 added in double.
+template <typename T, __m256 (*Load)(const T*)>
+PADDOCK_TARGET_AVX2 inline float ggml_dot(const T* q, const T* k, int64_t n, float (*scalar)(T)) {
+  const int64_t n32 = n / 32 * 32;
+  __m256 acc[4];
+#pragma GCC unroll 4
+  for (int w = 0; w < 4; ++w) acc[w] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n32; i += 32) {
+#pragma GCC unroll 4
+    for (int w = 0; w < 4; ++w) acc[w] = _mm256_fmadd_ps(Load(q + i + 8 * w), Load(k + i + 8 * w), acc[w]);
   }
-  // acc[2w], acc[2w+1]: lanes 0-7 and 8-15 of accumulator w.
-  const __m256 lo = _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6]));
-  const __m256 hi = _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7]));
-  const __m256 t3 = _mm256_add_ps(hi, lo);
-  const __m128 t6 = _mm_add_ps(_mm256_extractf128_ps(t3, 1), _mm256_castps256_ps128(t3));
-  const __m128 t8 = _mm_add_ps(t6, _mm_movehl_ps(t6, t6));
-  double sum = _mm_cvtss_f32(_mm_add_ss(t8, _mm_shuffle_ps(t8, t8, 1)));
-  for (int64_t i = n64; i < n; ++i) sum += static_cast<double>(_cvtsh_ss(q[i]) * _cvtsh_ss(k[i]));
+  const __m256 all = _mm256_add_ps(_mm256_add_ps(acc[0], acc[2]), _mm256_add_ps(acc[1], acc[3]));
+  const __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(all), _mm256_extractf128_ps(all, 1));
+  const __m128 t1 = _mm_hadd_ps(t0, t0);
+  double sum = _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
+  for (int64_t i = n32; i < n; ++i) sum += static_cast<double>(scalar(q[i]) * scalar(k[i]));
   return static_cast<float>(sum);
+}
+
+PADDOCK_TARGET_AVX2 inline __m256 load_f32(const float* p) { return _mm256_loadu_ps(p); }
+inline float same(float x) { return x; }
+PADDOCK_TARGET_AVX2 inline float half(uint16_t x) { return _cvtsh_ss(x); }
+
+PADDOCK_TARGET_AVX2 float f16_dot(const uint16_t* q, const uint16_t* k, int64_t n) {
+  return ggml_dot<uint16_t, load_f16>(q, k, n, half);
+}
+
+PADDOCK_TARGET_AVX2 inline __m256 round_f16(__m256 x) {
+  return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+}
+
+// F16Ops::walk: each cell's K and V rows converted to F32 once for all the query rows of
+// its kv head; the accumulators kept in F32 holding F16 values (rounded through vcvtps2ph
+// after every step, which is what storing them as F16 does).
+PADDOCK_TARGET_AVX2 void f16_walk(const uint16_t* q16, int rows, int64_t d_k, int64_t d_v, const F16Cells& c,
+                                  float kq_scale, float softcap, float* m, float* l, uint16_t* acc16) {
+  thread_local std::vector<float> buf;
+  buf.resize(static_cast<size_t>(rows * d_k + d_k + d_v + rows * d_v));
+  float* q = buf.data();
+  float* k = q + rows * d_k;
+  float* v = k + d_k;
+  float* acc = v + d_v;
+  for (int64_t i = 0; i < rows * d_k; i += 8) _mm256_storeu_ps(q + i, load_f16(q16 + i));
+  for (int64_t i = 0; i < rows * d_v; i += 8) _mm256_storeu_ps(acc + i, load_f16(acc16 + i));
+  for (int64_t j = 0; j < c.n; ++j) {
+    for (int64_t i = 0; i < d_k; i += 8) _mm256_storeu_ps(k + i, load_f16(c.k[j] + i));
+    for (int64_t i = 0; i < d_v; i += 8) _mm256_storeu_ps(v + i, load_f16(c.v[j] + i));
+    // Every row's score first, then the scalar steps, then the vector updates: independent
+    // chains the core can overlap, where row after row would wait on each one's latency.
+    float x[64], ms[64], vs[64];
+    for (int r = 0; r < rows; ++r) x[r] = ggml_dot<float, load_f32>(q + r * d_k, k, d_k, same) * kq_scale;
+    for (int r = 0; r < rows; ++r) {
+      if (softcap > 0) x[r] = softcap * std::tanh(x[r]);
+      ms[r] = 1.0f;
+      vs[r] = 1.0f;
+      if (x[r] > m[r]) {
+        ms[r] = std::exp(m[r] - x[r]);
+        m[r] = x[r];
+      } else {
+        vs[r] = std::exp(x[r] - m[r]);
+      }
+      l[r] = std::fma(l[r], ms[r], vs[r]);
+    }
+    for (int r = 0; r < rows; ++r) {
+      float* a = acc + r * d_v;
+      const __m256 vv = _mm256_set1_ps(vs[r]);
+      if (ms[r] != 1.0f) {
+        const __m256 vm = _mm256_set1_ps(ms[r]);
+        for (int64_t i = 0; i < d_v; i += 8) {
+          const __m256 scaled = round_f16(_mm256_mul_ps(_mm256_loadu_ps(a + i), vm));
+          _mm256_storeu_ps(a + i, round_f16(_mm256_fmadd_ps(_mm256_loadu_ps(v + i), vv, scaled)));
+        }
+      } else {
+        for (int64_t i = 0; i < d_v; i += 8) {
+          _mm256_storeu_ps(a + i, round_f16(_mm256_fmadd_ps(_mm256_loadu_ps(v + i), vv, _mm256_loadu_ps(a + i))));
+        }
+      }
+    }
+  }
+  for (int64_t i = 0; i < rows * d_v; i += 8) store_f16(acc16 + i, _mm256_loadu_ps(acc + i));
 }
 
 PADDOCK_TARGET_AVX2 void f16_scale(uint16_t* acc, int64_t n, float s) {
   const __m256 vs = _mm256_set1_ps(s);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) store_f16(acc + i, _mm256_mul_ps(load_f16(acc + i), vs));
-  for (; i < n; ++i) acc[i] = _cvtss_sh(_cvtsh_ss(acc[i]) * s, _MM_FROUND_TO_NEAREST_INT);
+  for (; i < n; ++i) acc[i] = f32_to_fp16(_cvtsh_ss(acc[i]) * s);
 }
 
 PADDOCK_TARGET_AVX2 void f16_mad(uint16_t* acc, const uint16_t* v, int64_t n, float s) {
   const __m256 vs = _mm256_set1_ps(s);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) store_f16(acc + i, _mm256_fmadd_ps(load_f16(v + i), vs, load_f16(acc + i)));
-  for (; i < n; ++i) acc[i] = _cvtss_sh(std::fma(_cvtsh_ss(v[i]), s, _cvtsh_ss(acc[i])), _MM_FROUND_TO_NEAREST_INT);
+  for (; i < n; ++i) acc[i] = f32_to_fp16(std::fma(_cvtsh_ss(v[i]), s, _cvtsh_ss(acc[i])));
 }
+
+constexpr F16Ops kF16Rows = {f16_dot, f16_scale, f16_mad, f16_walk};
 
 constexpr AttentionKernels kAvx2 = {scores,
                                     softmax,
@@ -357,7 +422,7 @@ constexpr AttentionKernels kAvx2 = {scores,
                                     tile_to_f32<q4_0_row>,
                                     {scores_direct<F16Rows>, pv_direct<F16Rows>},
                                     {scores_direct<Q8Rows>, pv_direct<Q8Rows>},
-                                    {f16_dot, f16_scale, f16_mad}};
+                                    &kF16Rows};
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 //   k.scores(q, qt, kt, dk, rows, rs, nc, scale, s);
 #pragma once
 
+#include "backend/f16_attention_row.h"
 #include <cstddef>
 #include <cstdint>
 
@@ -49,24 +50,6 @@ struct DirectKernels {
   void (*pv)(const float* p, int64_t rs, const TileRows& v, int rows, const float* c, float* acc);
 };
 
-// Below this many tokens a pass over an F16 cache rounds as ggml's flash attention does
-// (ggml_compute_forward_flash_attn_ext_f16_one_chunk, F16RowKernels); from it on ggml
-// switches to its tiled kernel (GGML_FA_TILE_Q = 64 query rows), all F32 like the blocked one.
-inline constexpr int64_t kAttnF16RowsMaxTokens = 64;
-
-// ggml's flash attention over an F16 cache, one query row at a time (attention.cpp's
-// attention_f16_rows): q and the output accumulator are F16 (uint16_t), as ggml keeps them.
-//   dot: q . k in F32, summed as ggml_vec_dot_f16 in ggml's AVX-512 build (the one Debian's
-//        llama.cpp picks on the machines the golden files come from): 4 accumulators of 16
-//        lanes with fused multiply-adds, folded 0+2, 1+3, 0+1, the lanes then reduced by
-//        halves (l + l+8, + l+4, + l+2, + l+1); elements past the last 64 added in double;
-//   scale: acc[i] = f16(f32(acc[i]) * s);  mad: acc[i] = f16(fma(f32(v[i]), s, f32(acc[i]))).
-struct F16RowKernels {
-  float (*dot)(const uint16_t* q, const uint16_t* k, int64_t n);
-  void (*scale)(uint16_t* acc, int64_t n, float s);
-  void (*mad)(uint16_t* acc, const uint16_t* v, int64_t n, float s);
-};
-
 struct AttentionKernels {
   // s[j * rs + r] = scale * dot(query row r, k row j) for r < rows, j < nc (s's padding
   // lanes are left undefined). Reads q if rows <= kAttnDotRows, else qt.
@@ -88,7 +71,9 @@ struct AttentionKernels {
   // Decode straight from an F16 or a Q8_0 cache (DirectKernels); nulls where a path has none
   // (the driver then converts tiles).
   DirectKernels f16_direct, q8_0_direct;
-  F16RowKernels f16_rows;
+  // llama.cpp's flash-attention roundings over an F16 cache (backend/f16_attention_row.h);
+  // nullptr: the scalar ones.
+  const F16Ops* f16_rows;
 };
 
 const AttentionKernels& attention_kernels_scalar();

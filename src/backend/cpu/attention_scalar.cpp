@@ -102,39 +102,6 @@ void tile_to_f32(const TileRows& t, float* dst, int64_t dst_row) {
   }
 }
 
-float f16_dot(const uint16_t* q, const uint16_t* k, int64_t n) {
-  const int64_t n64 = n / 64 * 64;
-  float acc[4][16] = {};
-  for (int64_t i = 0; i < n64; i += 64) {
-    for (int w = 0; w < 4; ++w) {
-      for (int l = 0; l < 16; ++l) {
-        const int64_t x = i + w * 16 + l;
-        acc[w][l] = std::fma(fp16_to_f32(q[x]), fp16_to_f32(k[x]), acc[w][l]);
-      }
-    }
-  }
-  float t[16];
-  for (int l = 0; l < 16; ++l) {
-    acc[0][l] += acc[2][l];
-    acc[1][l] += acc[3][l];
-    acc[0][l] += acc[1][l];
-  }
-  for (int l = 0; l < 8; ++l) t[l] = acc[0][l + 8] + acc[0][l];
-  for (int l = 0; l < 4; ++l) t[l] = t[l + 4] + t[l];
-  for (int l = 0; l < 2; ++l) t[l] = t[l] + t[l + 2];
-  double sum = t[0] + t[1];
-  for (int64_t i = n64; i < n; ++i) sum += static_cast<double>(fp16_to_f32(q[i]) * fp16_to_f32(k[i]));
-  return static_cast<float>(sum);
-}
-
-void f16_scale(uint16_t* acc, int64_t n, float s) {
-  for (int64_t i = 0; i < n; ++i) acc[i] = f32_to_fp16(fp16_to_f32(acc[i]) * s);
-}
-
-void f16_mad(uint16_t* acc, const uint16_t* v, int64_t n, float s) {
-  for (int64_t i = 0; i < n; ++i) acc[i] = f32_to_fp16(std::fma(fp16_to_f32(v[i]), s, fp16_to_f32(acc[i])));
-}
-
 constexpr AttentionKernels kScalar = {scores,
                                       softmax,
                                       pv,
@@ -144,7 +111,7 @@ constexpr AttentionKernels kScalar = {scores,
                                       tile_to_f32<q4_0_row>,
                                       {nullptr, nullptr},
                                       {nullptr, nullptr},
-                                      {f16_dot, f16_scale, f16_mad}};
+                                      nullptr};
 
 }  // namespace
 

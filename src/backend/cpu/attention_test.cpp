@@ -166,19 +166,20 @@ TEST(AttentionTileKernels, DirectReadsMatchConvertedTile) {
   }
 }
 
-// The F16 row kernels (ggml's flash-attention roundings) give the scalar kernels' bits on
-// every path: the dot's summation order is fixed (ggml's AVX-512 one), and scale and mad
-// round each element to F16 the same way.
+// The F16 row ops (ggml's flash-attention roundings) give the scalar ops' bits on every
+// path: the dot's summation order is fixed (ggml's AVX2 one), and scale and mad round each
+// element to F16 the same way.
 TEST(AttentionF16RowKernels, Avx2MatchesScalarBitForBit) {
   PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
-  const cpu::F16RowKernels& scalar = cpu::attention_kernels_scalar().f16_rows;
-  const cpu::F16RowKernels& avx2 = cpu::attention_kernels(CpuIsa::kAvx2).f16_rows;
+  const F16Ops& scalar = f16_ops_scalar();
+  ASSERT_NE(cpu::attention_kernels(CpuIsa::kAvx2).f16_rows, nullptr);
+  const F16Ops& avx2 = *cpu::attention_kernels(CpuIsa::kAvx2).f16_rows;
   auto to_f16 = [](const std::vector<float>& x) {
     std::vector<uint16_t> h(x.size());
     for (size_t i = 0; i < x.size(); ++i) h[i] = f32_to_fp16(x[i]);
     return h;
   };
-  for (int64_t n : {8, 40, 64, 72, 128, 200, 256}) {
+  for (int64_t n : {8, 32, 40, 64, 72, 128, 200, 256}) {
     SCOPED_TRACE("n " + std::to_string(n));
     const std::vector<uint16_t> q = to_f16(gaussian_row(static_cast<size_t>(n), 11));
     const std::vector<uint16_t> k = to_f16(gaussian_row(static_cast<size_t>(n), 12));
@@ -197,6 +198,40 @@ TEST(AttentionF16RowKernels, Avx2MatchesScalarBitForBit) {
       avx2.mad(acc_got.data(), v.data(), n, vs);
     }
     EXPECT_EQ(acc_got, acc_want);
+  }
+}
+
+// The AVX2 walk (several query rows per cell, accumulators held in F32) gives the scalar
+// loop's bits: head dims with and without a tail past 32, a softcap, new maxima and not.
+TEST(AttentionF16RowKernels, Avx2WalkMatchesTheScalarLoopBitForBit) {
+  PADDOCK_SKIP_WITHOUT_ISA(CpuIsa::kAvx2);
+  const F16Ops& avx2 = *cpu::attention_kernels(CpuIsa::kAvx2).f16_rows;
+  ASSERT_NE(avx2.walk, nullptr);
+  for (int64_t d : {64, 80, 128}) {
+    for (float softcap : {0.0f, 30.0f}) {
+      SCOPED_TRACE("d " + std::to_string(d) + " softcap " + std::to_string(softcap));
+      const int rows = 4;
+      const int64_t n = 37;
+      std::vector<uint16_t> q(static_cast<size_t>(rows * d)), kv(static_cast<size_t>(2 * n * d));
+      const std::vector<float> qf = gaussian_row(q.size(), 31, 2.0f), kvf = gaussian_row(kv.size(), 32, 2.0f);
+      for (size_t i = 0; i < q.size(); ++i) q[i] = f32_to_fp16(qf[i]);
+      for (size_t i = 0; i < kv.size(); ++i) kv[i] = f32_to_fp16(kvf[i]);
+      std::vector<const uint16_t*> k_rows, v_rows;
+      for (int64_t j = 0; j < n; ++j) {
+        k_rows.push_back(&kv[static_cast<size_t>(j * d)]);
+        v_rows.push_back(&kv[static_cast<size_t>((n + j) * d)]);
+      }
+      const F16Cells cells{k_rows.data(), v_rows.data(), n};
+      std::vector<float> m_want(rows, -INFINITY), l_want(rows, 0.0f), m_got = m_want, l_got = l_want;
+      std::vector<uint16_t> acc_want(static_cast<size_t>(rows * d), 0), acc_got = acc_want;
+      const float kq_scale = softcap > 0 ? 0.125f / softcap : 0.125f;
+      f16_walk(f16_ops_scalar(), q.data(), rows, d, d, cells, kq_scale, softcap, m_want.data(), l_want.data(),
+               acc_want.data());
+      avx2.walk(q.data(), rows, d, d, cells, kq_scale, softcap, m_got.data(), l_got.data(), acc_got.data());
+      EXPECT_EQ(acc_got, acc_want);
+      EXPECT_EQ(m_got, m_want);
+      EXPECT_EQ(l_got, l_want);
+    }
   }
 }
 
