@@ -30,6 +30,7 @@ std::unique_ptr<LoadedModel> load(int64_t num_ctx, int64_t num_batch) {
 struct Generated {
   std::vector<int32_t> ids;
   std::vector<float> logprobs;
+  std::vector<float> margins;  // best minus second-best log-probability at each step
   CompletionStats stats;
 };
 
@@ -38,6 +39,7 @@ Generated greedy(const LoadedModel& m, KvCache& kv, const std::string& prompt, i
   p.prompt = prompt;
   p.sampling.temperature = 0;
   p.sampling.logprobs = true;
+  p.sampling.top_logprobs = 2;
   p.num_predict = n;
   for (int32_t id = 0; id < static_cast<int32_t>(m.n_vocab()); ++id) {
     if (m.tokenizer().is_eog(id)) p.sampling.logit_bias[id] = -INFINITY;  // run the full length
@@ -47,6 +49,7 @@ Generated greedy(const LoadedModel& m, KvCache& kv, const std::string& prompt, i
     for (const TokenInfo& t : piece.logprobs) {
       r.ids.push_back(t.id);
       r.logprobs.push_back(t.logprob);
+      r.margins.push_back(t.top.size() >= 2 ? t.top[0].logprob - t.top[1].logprob : INFINITY);
     }
     return true;
   });
@@ -55,13 +58,23 @@ Generated greedy(const LoadedModel& m, KvCache& kv, const std::string& prompt, i
   return r;
 }
 
-// The same tokens, their log-probabilities within float noise: a ring sums its cells in
-// another order, and GELU's half-precision table turns such last-bit differences into
-// steps of 2^-11 now and then (two ring sizes differ from each other as much).
-void expect_same(const Generated& a, const Generated& b) {
-  EXPECT_EQ(a.ids, b.ids);
+// The same tokens, their log-probabilities close: a ring sums its cells in another order,
+// and activations quantized to 8 bits (as llama.cpp quantizes them) or GELU's half-precision
+// table turn such last-bit differences into whole steps now and then, which this tiny random
+// model carries to a few hundredths of a log-probability (two ring sizes differ from each
+// other as much); a ring that lost or misplaced a cell moves them by far more. Greedy choices
+// may part at a near-tie of the reference (b): the comparison stops there, as
+// compare_golden.py's does, and must have covered min_steps steps by then.
+void expect_same(const Generated& a, const Generated& b, size_t min_steps) {
+  ASSERT_EQ(a.ids.size(), b.ids.size());
   ASSERT_EQ(a.logprobs.size(), b.logprobs.size());
-  for (size_t i = 0; i < a.logprobs.size(); ++i) EXPECT_NEAR(a.logprobs[i], b.logprobs[i], 5e-3) << i;
+  size_t i = 0;
+  for (; i < b.ids.size() && b.margins[i] >= 0.2f; ++i) {
+    EXPECT_EQ(a.ids[i], b.ids[i]) << i;
+    EXPECT_NEAR(a.logprobs[i], b.logprobs[i], 0.1) << i;
+    if (a.ids[i] != b.ids[i]) return;
+  }
+  EXPECT_GE(i, min_steps) << "a near-tie at step " << i << " cut the comparison short";
 }
 
 TEST(SlidingWindow, RingsDecodeAsCachesOfEveryPosition) {
@@ -77,7 +90,7 @@ TEST(SlidingWindow, RingsDecodeAsCachesOfEveryPosition) {
   const Generated a = greedy(*rings, *kv_r, kLong, 40);  // 20+ prompt tokens and 40 more: rings wrap
   const Generated b = greedy(*full, *kv_f, kLong, 40);
   EXPECT_EQ(a.ids.size(), 40u);
-  expect_same(a, b);
+  expect_same(a, b, 20);
 }
 
 TEST(SlidingWindow, ContextShiftRunsThroughRings) {
@@ -107,7 +120,7 @@ TEST(SlidingWindow, PrefixReuseKeepsOnlyWhatTheRingsStillHold) {
   const Generated again = greedy(*m, *kv, kLong, 8);
   EXPECT_EQ(again.stats.prompt_eval_count, n_prompt);
   EXPECT_EQ(again.stats.prompt_cached_count, n_prompt - 1);
-  expect_same(again, first);
+  expect_same(again, first, 8);
 
   // A prompt sharing only the first words: the rings lost the cells its next position
   // would see, so it is evaluated whole, and decodes as on a fresh cache.
@@ -118,7 +131,7 @@ TEST(SlidingWindow, PrefixReuseKeepsOnlyWhatTheRingsStillHold) {
   EXPECT_EQ(shorter.stats.prompt_cached_count, 0);
   auto fresh_kv = m->make_kv_cache();
   ASSERT_TRUE(fresh_kv.ok());
-  expect_same(shorter, greedy(*m, *fresh_kv, other, 8));
+  expect_same(shorter, greedy(*m, *fresh_kv, other, 8), 8);
 }
 
 }  // namespace

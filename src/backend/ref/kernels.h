@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "backend/backend.h"
+#include "quant/quant.h"
 
 namespace paddock::ref {
 
@@ -16,6 +18,30 @@ bool can_read_rows(DType t);
 void read_row(DType t, const void* src, float* dst, int64_t n);
 // Sum of a[i] * b[i] in F32 lanes, the lanes added in double.
 float dot_f32(const float* a, const float* b, int64_t n);
+// Whether weights of type t are multiplied as llama.cpp's CPU backend does it, with quantized
+// activations: t is a block type with a vec_dot, so each activation column is quantized once
+// to t's vec_dot_type (from_float) and every output is the quant table's vec_dot. Float
+// weights (F32, F16, BF16) meet F32 activations.
+bool quantized_activations(DType t);
+
+// x's activation columns (every i1, i2, i3 in order: column i1 + ne1 * (i2 + ne2 * i3))
+// quantized for weights of type w_type (quantized_activations), and their dots with rows.
+class QuantizedColumns {
+ public:
+  QuantizedColumns(DType w_type, const TensorView& x);
+  int64_t cols() const { return cols_; }
+  // vec_dot of a w_type row of k elements with column c.
+  float dot(const void* w_row, int64_t c, int64_t k) const;
+
+ private:
+  uint8_t* column(int64_t c) { return data_.data() + static_cast<size_t>(c) * row_bytes_; }
+  const uint8_t* column(int64_t c) const { return data_.data() + static_cast<size_t>(c) * row_bytes_; }
+
+  const QuantOps& ops_;
+  size_t row_bytes_ = 0;
+  int64_t cols_ = 0;
+  std::vector<uint8_t> data_;
+};
 
 void get_rows(const TensorView& table, std::span<const int32_t> ids, const TensorView& dst);
 void mul_mat(const TensorView& w, const TensorView& x, const TensorView& dst);

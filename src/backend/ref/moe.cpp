@@ -1,4 +1,5 @@
 // The mixture-of-experts ops, one token and one slot at a time.
+#include <optional>
 #include <vector>
 
 #include "backend/moe.h"
@@ -20,19 +21,28 @@ void mul_mat_id(const TensorView& w, const TensorView& x, const TensorView& gate
   const int64_t m = w.ne[1];
   const auto slots = static_cast<int32_t>(dst.ne[1]);
   PADDOCK_CHECK(x.nb[0] == sizeof(float) && gate.nb[0] == sizeof(float) && dst.ne[0] == m);
+  const bool quantized = quantized_activations(w.type);
+  std::optional<QuantizedColumns> act;
+  if (quantized) act.emplace(w.type, x);
   std::vector<float> row(static_cast<size_t>(k));
   std::vector<int32_t> experts(static_cast<size_t>(slots));
   for (int64_t t = 0; t < dst.ne[2]; ++t) {
     const int n = moe_slots(reinterpret_cast<const float*>(gate.row(t)), gate.ne[0], slots, experts.data());
     for (int32_t s = 0; s < slots; ++s) {
+      const int64_t c = (x.ne[1] == 1 ? 0 : s) + x.ne[1] * t;
       const float* col = reinterpret_cast<const float*>(x.row(x.ne[1] == 1 ? 0 : s, t));
       for (int64_t r = 0; r < m; ++r) {
         if (s >= n) {
           dst.f32(r, s, t) = 0.0f;
           continue;
         }
-        read_row(w.type, w.row(r, experts[static_cast<size_t>(s)]), row.data(), k);
-        dst.f32(r, s, t) = dot_f32(row.data(), col, k);
+        const void* w_row = w.row(r, experts[static_cast<size_t>(s)]);
+        if (quantized) {
+          dst.f32(r, s, t) = act->dot(w_row, c, k);
+        } else {
+          read_row(w.type, w_row, row.data(), k);
+          dst.f32(r, s, t) = dot_f32(row.data(), col, k);
+        }
       }
     }
   }

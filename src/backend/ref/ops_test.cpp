@@ -2,6 +2,7 @@
 // at odd sizes (1, 7, 1025), on non-contiguous views and with broadcasting.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -277,6 +278,10 @@ TEST(RefAttention, NonCausal) { expect_attention(DType::kF32, 1e-5, {.scale = 0.
 TEST(RefAttention, Softcap) { expect_attention(DType::kF32, 1e-5, {.scale = 0.9f, .softcap = 0.5f}); }
 TEST(RefAttention, Sinks) { expect_attention(DType::kF32, 1e-5, {.scale = 0.3f}, /*with_sinks=*/true); }
 
+// Block types meet activations quantized as llama.cpp's CPU backend quantizes them
+// (quantized_dot: from_float, then the type's vec_dot): exactly its numbers, and within the
+// activation rounding (half a step of 1/127 of the column's largest magnitude per element)
+// of the F32 dot with the dequantized row. Float types meet F32 activations.
 TEST(RefMulMat, EveryQuantizableTypeEqualsDequantizedDot) {
   auto be = make_ref_backend();
   const int64_t k = 512, m = 3, n = 2;  // 512: whole blocks of every type
@@ -293,11 +298,25 @@ TEST(RefMulMat, EveryQuantizableTypeEqualsDequantizedDot) {
     std::vector<float> y(static_cast<size_t>(m * n));
     eager::mul_mat(*be, TensorView::contiguous(const_cast<uint8_t*>(w.data()), *t, {k, m}), view(x, {k, n}),
                    view(y, {m, n}));
+    const bool block = dtype_info(*t).block_size > 1;
+    const size_t row_bytes = dtype_row_bytes(*t, k);
     for (int64_t j = 0; j < n; ++j) {
+      const std::span<const float> col(&x[static_cast<size_t>(j * k)], static_cast<size_t>(k));
+      float amax = 0;
+      for (float v : col) amax = std::max(amax, std::fabs(v));
       for (int64_t r = 0; r < m; ++r) {
-        double d = 0;
-        for (int64_t i = 0; i < k; ++i) d += double(deq[r * k + i]) * x[j * k + i];
-        EXPECT_NEAR(y[j * m + r], d, 1e-3);
+        double d = 0, wsum = 0;
+        for (int64_t i = 0; i < k; ++i) {
+          d += double(deq[r * k + i]) * x[j * k + i];
+          wsum += std::fabs(deq[r * k + i]);
+        }
+        const float got = y[j * m + r];
+        if (block) {
+          EXPECT_EQ(got, quantized_dot(*t, w.data() + r * row_bytes, col));
+          EXPECT_NEAR(got, d, 1e-3 + wsum * amax / 254 * 1.01);
+        } else {
+          EXPECT_NEAR(got, d, 1e-3);
+        }
       }
     }
     ++tested;

@@ -28,14 +28,17 @@ struct MatrixKeyHash {
   }
 };
 
-// The state kernels share: the optional cache of dequantized weights.
+// The state kernels share: the optional cache of float weights converted to F32.
 class RefContext {
  public:
   explicit RefContext(const RefBackendOptions& options) : options_(options) {}
 
   // w itself, or an F32 copy of it from the cache (made now if the budget allows).
   TensorView cached_f32(const TensorView& w) {
-    if (options_.dequant_cache_bytes == 0 || w.type == DType::kF32 || w.ne[2] != 1 || w.ne[3] != 1) return w;
+    if (options_.dequant_cache_bytes == 0 || w.type == DType::kF32 || ref::quantized_activations(w.type) ||
+        w.ne[2] != 1 || w.ne[3] != 1) {
+      return w;
+    }
     const MatrixKey key{w.data, w.type, w.ne[0], w.ne[1], w.nb[1]};
     auto it = cache_.find(key);
     if (it == cache_.end()) {

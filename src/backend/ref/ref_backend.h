@@ -13,7 +13,8 @@
 namespace paddock {
 
 struct RefBackendOptions {
-  // When nonzero, mul_mat keeps each weight matrix it dequantizes, keyed by address, until
+  // When nonzero, mul_mat keeps each F16 or BF16 weight matrix it converts to F32 (block
+  // types are multiplied with quantized activations instead), keyed by address, until
   // this many bytes are held (then it dequantizes per call as usual). The numbers are
   // identical either way; it only saves repeating the work at every decode step. The backend
   // must then not be used with new weights at an address it has seen (one backend per
