@@ -19,7 +19,7 @@ file(GLOB _pd_golden_files "${PADDOCK_FIXTURES_DIR}/golden/*.logits.jsonl" "${PA
 # any float into other experts a few steps later. Its golden file is what Debian's llama.cpp
 # computes with its AVX2 (haswell) CPU variant, bit for bit; the same llama.cpp with its
 # AVX-512 variants (skylakex, icelake, zen4) matches only 4 of the 7 prompts. paddock rounds
-# attention, activations and the KV cache as that build does (6 of 7 prompts on cpu, 2 on
+# attention, activations and the KV cache as that build does (6 of 7 prompts on cpu, 3 on
 # ref); what is left are the summation orders of the quantized dot products, which ggml's
 # AVX2 kernels split across 8 lanes and ours do not.
 set(_pd_pending_models tiny-gptoss-mxfp4 tiny-gptoss-ollama-mxfp4)  # issue 24 (gpt-oss)
