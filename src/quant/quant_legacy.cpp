@@ -264,18 +264,36 @@ void dequantize_row_q8_0(const void* src, float* dst, int64_t n) {
   }
 }
 
-void quantize_row_q8_0(const float* src, void* dst, int64_t n) {
-  auto* y = static_cast<BlockQ8_0*>(dst);
-  for (int64_t i = 0; i < n / kQK8_0; ++i) {
-    const float* x = src + i * kQK8_0;
+namespace {
+
+// Q8_0 / Q8_1 rows (Q8_1 also stores d * sum(q)). kX86: ggml-cpu's x86 from_float (scale
+// 127 / amax, x * scale rounded half to even); else ggml's reference quantizer (scale
+// 1 / (amax / 127), rounded half away from zero), which llama-quantize uses for weights.
+template <typename Block, bool kSum, bool kX86>
+void quantize_q8(const float* src, void* dst, int64_t n) {
+  auto* y = static_cast<Block*>(dst);
+  for (int64_t i = 0; i < n / 32; ++i) {
+    const float* x = src + i * 32;
     float amax = 0.0f;
-    for (int j = 0; j < kQK8_0; ++j) amax = std::max(amax, std::fabs(x[j]));
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / ((1 << 7) - 1);
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const float id = kX86 ? (amax != 0.0f ? 127.0f / amax : 0.0f) : (d != 0.0f ? 1.0f / d : 0.0f);
     y[i].d = f32_to_fp16(d);
-    for (int j = 0; j < kQK8_0; ++j) y[i].qs[j] = static_cast<int8_t>(std::round(x[j] * id));
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      y[i].qs[j] = static_cast<int8_t>(kX86 ? std::nearbyint(x[j] * id) : std::round(x[j] * id));
+      sum += y[i].qs[j];
+    }
+    if constexpr (kSum) y[i].s = f32_to_fp16(static_cast<float>(sum) * d);
   }
 }
+
+}  // namespace
+
+void quantize_row_q8_0(const float* src, void* dst, int64_t n) { quantize_q8<BlockQ8_0, false, false>(src, dst, n); }
+void quantize_row_q8_1(const float* src, void* dst, int64_t n) { quantize_q8<BlockQ8_1, true, false>(src, dst, n); }
+void quantize_row_q8_0_x86(const float* src, void* dst, int64_t n) { quantize_q8<BlockQ8_0, false, true>(src, dst, n); }
+void quantize_row_q8_1_x86(const float* src, void* dst, int64_t n) { quantize_q8<BlockQ8_1, true, true>(src, dst, n); }
 
 void vec_dot_q8_0_q8_0(int64_t n, float* out, const void* vx, const void* vy) {
   const auto* x = static_cast<const BlockQ8_0*>(vx);
@@ -297,49 +315,5 @@ void dequantize_row_q8_1(const void* src, float* dst, int64_t n) {
     for (int j = 0; j < kQK8_1; ++j) dst[i * kQK8_1 + j] = static_cast<float>(x[i].qs[j]) * d;
   }
 }
-
-void quantize_row_q8_1(const float* src, void* dst, int64_t n) {
-  auto* y = static_cast<BlockQ8_1*>(dst);
-  for (int64_t i = 0; i < n / kQK8_1; ++i) {
-    const float* x = src + i * kQK8_1;
-    float amax = 0.0f;
-    for (int j = 0; j < kQK8_1; ++j) amax = std::max(amax, std::fabs(x[j]));
-    const float d = amax / ((1 << 7) - 1);
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[i].d = f32_to_fp16(d);
-    int sum = 0;
-    for (int j = 0; j < kQK8_1; ++j) {
-      y[i].qs[j] = static_cast<int8_t>(std::round(x[j] * id));
-      sum += y[i].qs[j];
-    }
-    y[i].s = f32_to_fp16(static_cast<float>(sum) * d);
-  }
-}
-
-namespace {
-
-template <typename Block, bool kSum>
-void q8_x86(const float* src, void* dst, int64_t n) {
-  auto* y = static_cast<Block*>(dst);
-  for (int64_t i = 0; i < n / 32; ++i) {
-    const float* x = src + i * 32;
-    float amax = 0.0f;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
-    const float d = amax / 127.0f;
-    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-    y[i].d = f32_to_fp16(d);
-    int sum = 0;
-    for (int j = 0; j < 32; ++j) {
-      y[i].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));  // half to even
-      sum += y[i].qs[j];
-    }
-    if constexpr (kSum) y[i].s = f32_to_fp16(d * static_cast<float>(sum));
-  }
-}
-
-}  // namespace
-
-void quantize_row_q8_0_x86(const float* src, void* dst, int64_t n) { q8_x86<BlockQ8_0, false>(src, dst, n); }
-void quantize_row_q8_1_x86(const float* src, void* dst, int64_t n) { q8_x86<BlockQ8_1, true>(src, dst, n); }
 
 }  // namespace paddock
