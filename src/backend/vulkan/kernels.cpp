@@ -99,16 +99,52 @@ Result<uint32_t> encode_get_rows(const Node& n, const DeviceTraits&, ParamWriter
   return groups_of(n.dst.ne[0] * n.dst.ne[1], 256);
 }
 
+// mul_mat's three kernels. On GPUs: decode's products (one column) of block-quantized weights
+// take mul_mat_vec.comp, which reads each row's words once with a whole workgroup; prompts
+// (more than one mul_mat.comp block of columns) take mul_mm.comp's tiles. The rest, and every
+// product on CPU devices, take mul_mat.comp.
+enum class MulMatKernel { kVec, kTiles, kColumns };
+
+constexpr int64_t kMulMatColumns = 8;  // shaders/mul_mat.comp NC
+constexpr int64_t kTileRows = 64, kTileColumns = 64, kTileDepth = 32;  // shaders/mul_mm.comp BM, BN, BK
+
+MulMatKernel mul_mat_kernel(const Node& n, const DeviceTraits& d) {
+  if (d.cpu) return MulMatKernel::kColumns;
+  if (n.src[1].ne[1] > kMulMatColumns && n.src[0].ne[0] % kTileDepth == 0) return MulMatKernel::kTiles;
+  switch (n.src[0].type) {
+    case DType::kQ4_0:
+    case DType::kQ8_0:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K: return n.src[1].ne[1] == 1 ? MulMatKernel::kVec : MulMatKernel::kColumns;
+    default: return MulMatKernel::kColumns;
+  }
+}
+
+std::string mul_mat_shader(const Node& n, const DeviceTraits& d) {
+  switch (mul_mat_kernel(n, d)) {
+    case MulMatKernel::kVec: return typed("mul_mat_vec", n);
+    case MulMatKernel::kTiles: return typed("mul_mm", n);
+    case MulMatKernel::kColumns: break;
+  }
+  return typed("mul_mat", n);
+}
+
 Result<uint32_t> encode_mul_mat(const Node& n, const DeviceTraits& d, ParamWriter& w) {
-  constexpr int64_t kColumns = 8;  // shaders/mul_mat.comp NC
+  const int64_t rows = n.src[0].ne[1], cols = n.src[1].ne[1], batches = n.src[1].ne[2];
+  switch (mul_mat_kernel(n, d)) {
+    case MulMatKernel::kVec: return static_cast<uint32_t>(rows * batches);
+    case MulMatKernel::kTiles:
+      return static_cast<uint32_t>(ceil_div(rows, kTileRows) * ceil_div(cols, kTileColumns) * batches);
+    case MulMatKernel::kColumns: break;
+  }
   constexpr int64_t kGroup = 64;   // its local size
   // Invocations per row: on GPUs a power of two covering the row's 4-value quads (coalesced
   // reads; short rows do not idle most invocations); on CPU devices one, with no barrier.
   int64_t lanes = 1;
   while (!d.cpu && lanes < kGroup && lanes * 4 < n.src[0].ne[0]) lanes *= 2;
   w.op(0, static_cast<uint32_t>(lanes));
-  const int64_t row_groups = ceil_div(n.src[0].ne[1], kGroup / lanes);
-  return static_cast<uint32_t>(row_groups * ceil_div(n.src[1].ne[1], kColumns) * n.src[1].ne[2]);
+  return static_cast<uint32_t>(ceil_div(rows, kGroup / lanes) * ceil_div(cols, kMulMatColumns) * batches);
 }
 
 Result<uint32_t> encode_norm(const Node& n, const DeviceTraits&, ParamWriter& w) {
@@ -206,7 +242,7 @@ constexpr VulkanKernel kNoKernel = {
 
 const std::array<VulkanKernel, kOpCount> kKernels = {{
     {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("get_rows", n); }, encode_get_rows},
-    {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("mul_mat", n); }, encode_mul_mat},
+    {rows_then_f32, mul_mat_shader, encode_mul_mat},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rms_norm"); }, encode_norm},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("mul"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("add"); }, encode_elementwise},

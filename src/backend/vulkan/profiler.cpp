@@ -17,8 +17,8 @@ KernelProfiler::~KernelProfiler() {
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
   double gpu = 0;
   for (const auto& r : rows) gpu += r.second.ms;
-  std::fprintf(stderr, "vulkan profile: %llu passes, host %.1f ms, GPU kernels %.1f ms\n",
-               static_cast<unsigned long long>(passes_), host_ms_, gpu);
+  std::fprintf(stderr, "vulkan profile: %llu passes, host %.1f ms (preparing and recording %.1f ms), GPU kernels %.1f ms\n",
+               static_cast<unsigned long long>(passes_), host_ms_, record_ms_, gpu);
   for (const auto& [name, t] : rows) {
     std::fprintf(stderr, "  %-24s %10.2f ms %5.1f%% %8llu calls %9.1f us/call\n", name.c_str(), t.ms,
                  100 * t.ms / std::max(gpu, 1e-9), static_cast<unsigned long long>(t.calls),
@@ -46,7 +46,7 @@ void KernelProfiler::stamp(VkCommandBuffer cmd, uint32_t i) {
   if (enabled_) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, i);
 }
 
-void KernelProfiler::collect(std::span<const std::string> names, double host_seconds) {
+void KernelProfiler::collect(std::span<const std::string> names, double host_seconds, double record_seconds) {
   if (!enabled_) return;
   const auto n = static_cast<uint32_t>(names.size());
   std::vector<uint64_t> ticks(n + 1);
@@ -61,6 +61,7 @@ void KernelProfiler::collect(std::span<const std::string> names, double host_sec
     ++t.calls;
   }
   host_ms_ += host_seconds * 1000;
+  record_ms_ += record_seconds * 1000;
   ++passes_;
 }
 

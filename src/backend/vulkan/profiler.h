@@ -25,8 +25,9 @@ class KernelProfiler {
   void begin(VkCommandBuffer cmd, uint32_t n);
   // Stamp i: before dispatch i (i = n: after the last).
   void stamp(VkCommandBuffer cmd, uint32_t i);
-  // After the submission finished: dispatch i ran kernel names[i].
-  void collect(std::span<const std::string> names, double host_seconds);
+  // After the submission finished: dispatch i ran kernel names[i]; the pass took
+  // host_seconds, of which record_seconds went to preparing and recording it.
+  void collect(std::span<const std::string> names, double host_seconds, double record_seconds);
 
  private:
   VulkanContext& ctx_;
@@ -39,6 +40,7 @@ class KernelProfiler {
   };
   std::map<std::string, Total> totals_;
   double host_ms_ = 0;
+  double record_ms_ = 0;
   uint64_t passes_ = 0;
 };
 

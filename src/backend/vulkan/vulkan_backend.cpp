@@ -40,6 +40,7 @@ struct Bound {
   VkDeviceSize offset = 0;
   VkDeviceSize range = 0;
   uint32_t start = 0;
+  size_t bytes = 0;  // the view's extent from offset + start
 };
 
 // Host buffers a pass reads or writes, copied to the device around it.
@@ -95,7 +96,11 @@ class VulkanBackend final : public Backend {
   std::vector<std::span<const uint8_t>> adopted_;
   std::map<const uint8_t*, std::unique_ptr<Buffer>> weights_;
   std::map<const Buffer*, std::unique_ptr<Buffer>> mirror_copies_;
+  // A pass's parameter words: written by the host into params_, copied at the pass's start
+  // into params_device_, which kernels read (device memory: every workgroup reads its words
+  // first, and host memory took microseconds a read on a discrete GPU).
   MappedBuffer params_;
+  std::unique_ptr<Buffer> params_device_;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   size_t pool_sets_ = 0;
 };
@@ -149,6 +154,7 @@ Result<Bound> VulkanBackend::bind(const TensorView& v, bool written, std::map<co
   b.offset = base / align * align;
   b.start = static_cast<uint32_t>(base - b.offset);
   b.range = std::min<size_t>((size - b.offset + 3) / 4 * 4, ctx_->limits().maxStorageBufferRange / 4 * 4);
+  b.bytes = n;
   if (b.start + n > b.range) {
     return unsupported("vulkan: a tensor of " + std::to_string(n >> 20) + " MiB exceeds the " +
                        std::to_string(ctx_->limits().maxStorageBufferRange >> 20) +
@@ -160,7 +166,9 @@ Result<Bound> VulkanBackend::bind(const TensorView& v, bool written, std::map<co
 Status VulkanBackend::ensure_params(size_t bytes) {
   if (params_.size >= bytes) return Status::ok();
   ctx_->release(params_);
+  params_device_.reset();
   PADDOCK_ASSIGN(params_, ctx_->alloc_mapped(std::max<size_t>(bytes * 2, 1 << 16)));
+  PADDOCK_ASSIGN(params_device_, ctx_->alloc(params_.size));
   return Status::ok();
 }
 
@@ -189,8 +197,44 @@ struct Dispatch {
   VkPipeline pipeline;
   uint32_t base;  // word offset of its parameters
   uint32_t groups;
-  std::array<Bound, kKernelBindings - 1> bound;
+  std::array<Bound, kKernelBindings - 1> bound;  // dst, then the sources
+  size_t sources = 0;
   VkDescriptorSet set = VK_NULL_HANDLE;
+};
+
+// The bytes of device buffers that the dispatches recorded since the last barrier read and
+// write. A dispatch needs a barrier before it only when it reads what they write or writes
+// what they read or write, so independent nodes (a layer's q, k and v products) run together
+// instead of each waiting for the GPU to drain.
+class Hazards {
+ public:
+  bool conflicts(const Dispatch& d) const {
+    if (overlaps(written_, span(d.bound[0])) || overlaps(read_, span(d.bound[0]))) return true;
+    for (size_t i = 1; i <= d.sources; ++i) {
+      if (overlaps(written_, span(d.bound[i]))) return true;
+    }
+    return false;
+  }
+  void add(const Dispatch& d) {
+    written_.push_back(span(d.bound[0]));
+    for (size_t i = 1; i <= d.sources; ++i) read_.push_back(span(d.bound[i]));
+  }
+  void clear() {
+    read_.clear();
+    written_.clear();
+  }
+
+ private:
+  struct Span {
+    VkBuffer buffer;
+    VkDeviceSize lo, hi;
+  };
+  static Span span(const Bound& b) { return {b.buffer, b.offset + b.start, b.offset + b.start + b.bytes}; }
+  static bool overlaps(const std::vector<Span>& spans, const Span& s) {
+    return std::any_of(spans.begin(), spans.end(),
+                       [&](const Span& t) { return t.buffer == s.buffer && t.lo < s.hi && s.lo < t.hi; });
+  }
+  std::vector<Span> read_, written_;
 };
 
 Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) {
@@ -207,7 +251,8 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     for (int i = 0; i < n.n_src; ++i) {
       PADDOCK_ASSIGN(d.bound[static_cast<size_t>(i) + 1], bind(n.src[static_cast<size_t>(i)], false, mirrors));
     }
-    for (size_t i = static_cast<size_t>(n.n_src) + 1; i < d.bound.size(); ++i) d.bound[i] = d.bound[0];
+    d.sources = static_cast<size_t>(n.n_src);
+    for (size_t i = d.sources + 1; i < d.bound.size(); ++i) d.bound[i] = d.bound[0];
     std::array<uint32_t, 5> starts{};
     for (size_t i = 0; i < starts.size(); ++i) starts[i] = d.bound[i].start;
     d.base = words.begin_node(n, starts);
@@ -232,7 +277,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   std::vector<VkWriteDescriptorSet> writes(infos.size());
   for (size_t i = 0; i < dispatches.size(); ++i) {
     dispatches[i].set = sets[i];
-    infos[i * kKernelBindings] = {params_.buffer, 0, VK_WHOLE_SIZE};
+    infos[i * kKernelBindings] = {static_cast<VulkanBuffer*>(params_device_.get())->handle(), 0, VK_WHOLE_SIZE};
     for (size_t b = 0; b + 1 < kKernelBindings; ++b) {
       const Bound& bd = dispatches[i].bound[b];
       infos[i * kKernelBindings + b + 1] = {bd.buffer, bd.offset, bd.range};
@@ -247,28 +292,55 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
       w.pBufferInfo = &infos[i * kKernelBindings + b];
     }
   }
-  vkUpdateDescriptorSets(ctx_->device_handle(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
 
   for (auto& [host, m] : mirrors) {
     std::vector<uint8_t> bytes(m.hi - m.lo);
     host->get(m.lo, bytes);
     mirror_copies_[host]->set(m.lo, bytes);
   }
+  const auto barrier = [](VkCommandBuffer cmd) {
+    VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    b.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    b.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &b, 0, nullptr,
+                         0, nullptr);
+  };
+  // Barriers go only where a dispatch depends on one since the last (Hazards), except after
+  // every dispatch that runs alone (profiled, so each kernel's time is its own, or read back
+  // node by node) and after the pass's last, before the host or a copy reads its results.
+  Hazards hazards;
+  const bool each_alone = profiler_.enabled() || static_cast<bool>(after);
+  // Dispatches [from, to): their descriptor sets written, then their commands.
   const auto record = [&](VkCommandBuffer cmd, size_t from, size_t to) {
+    vkUpdateDescriptorSets(ctx_->device_handle(), static_cast<uint32_t>((to - from) * kKernelBindings),
+                           writes.data() + from * kKernelBindings, 0, nullptr);
+    if (from == 0) {  // the pass's words onto the device before its first kernel
+      const VkBufferCopy region{0, 0, words.bytes()};
+      vkCmdCopyBuffer(cmd, params_.buffer, static_cast<VulkanBuffer*>(params_device_.get())->handle(), 1, &region);
+      VkMemoryBarrier copied{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      copied.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+      copied.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &copied, 0,
+                           nullptr, 0, nullptr);
+    }
     const uint32_t max_x = std::min<uint32_t>(ctx_->limits().maxComputeWorkGroupCount[0], 65535);
     for (size_t i = from; i < to; ++i) {
       const Dispatch& d = dispatches[i];
+      if (hazards.conflicts(d)) {
+        barrier(cmd);
+        hazards.clear();
+      }
       profiler_.stamp(cmd, static_cast<uint32_t>(i));
       vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
       vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_.layout(), 0, 1, &d.set, 0, nullptr);
       vkCmdPushConstants(cmd, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t), &d.base);
       if (d.groups > 0) vkCmdDispatch(cmd, std::min(d.groups, max_x), (d.groups + max_x - 1) / max_x, 1);
-      VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-      barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-      barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
-      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &barrier,
-                           0, nullptr, 0, nullptr);
+      hazards.add(d);
+      if (each_alone || i + 1 == dispatches.size()) {
+        barrier(cmd);
+        hazards.clear();
+      }
     }
     profiler_.stamp(cmd, static_cast<uint32_t>(to));
   };
@@ -281,15 +353,25 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     }
   };
   if (!after) {
-    PADDOCK_TRY(ctx_->submit([&](VkCommandBuffer cmd) {
-      profiler_.begin(cmd, static_cast<uint32_t>(dispatches.size()));
-      record(cmd, 0, dispatches.size());
+    // Parts of 8, 16, 32, then 64 dispatches: the device starts early and runs each part while
+    // the host records the next (recording costs the driver microseconds per dispatch).
+    std::vector<size_t> ends;
+    for (size_t end = 0, size = 8; end < dispatches.size(); size = std::min<size_t>(2 * size, 64)) {
+      end = std::min(dispatches.size(), end + size);
+      ends.push_back(end);
+    }
+    std::chrono::steady_clock::time_point recorded;
+    PADDOCK_TRY(ctx_->submit_parts(ends.size(), [&](VkCommandBuffer cmd, size_t part) {
+      if (part == 0) profiler_.begin(cmd, static_cast<uint32_t>(dispatches.size()));
+      record(cmd, part == 0 ? 0 : ends[part - 1], ends[part]);
+      recorded = std::chrono::steady_clock::now();
     }));
     copy_back();
     if (profiler_.enabled()) {
       std::vector<std::string> names;
       for (const Node& n : nodes) names.push_back(vulkan_kernel(n.op).shader(n, traits_));
-      profiler_.collect(names, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      const auto seconds = [&](auto to) { return std::chrono::duration<double>(to - start).count(); };
+      profiler_.collect(names, seconds(std::chrono::steady_clock::now()), seconds(recorded));
     }
     return Status::ok();
   }

@@ -201,15 +201,6 @@ Status VulkanContext::init(VkInstance instance, VkPhysicalDevice physical, Vulka
   pci.queueFamilyIndex = family;
   r = vkCreateCommandPool(device_, &pci, nullptr, &pool_);
   if (r != VK_SUCCESS) return internal_error(vk_error("creating a command pool", r));
-  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  cai.commandPool = pool_;
-  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cai.commandBufferCount = 1;
-  r = vkAllocateCommandBuffers(device_, &cai, &cmd_);
-  if (r != VK_SUCCESS) return internal_error(vk_error("allocating a command buffer", r));
-  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  r = vkCreateFence(device_, &fci, nullptr, &fence_);
-  if (r != VK_SUCCESS) return internal_error(vk_error("creating a fence", r));
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(physical, &mem);
@@ -227,7 +218,7 @@ VulkanContext::~VulkanContext() {
   if (device_ != VK_NULL_HANDLE) {
     vkDeviceWaitIdle(device_);
     release(staging_);
-    if (fence_ != VK_NULL_HANDLE) vkDestroyFence(device_, fence_, nullptr);
+    for (VkFence f : fences_) vkDestroyFence(device_, f, nullptr);
     if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device_, pool_, nullptr);
     vkDestroyDevice(device_, nullptr);
   }
@@ -322,19 +313,52 @@ void VulkanContext::release(MappedBuffer& b) {
 }
 
 Status VulkanContext::submit(const std::function<void(VkCommandBuffer)>& record) const {
+  return submit_parts(1, [&](VkCommandBuffer cmd, size_t) { record(cmd); });
+}
+
+Status VulkanContext::submit_parts(size_t parts, const std::function<void(VkCommandBuffer, size_t)>& record) const {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vkResetCommandBuffer(cmd_, 0);
-  vkBeginCommandBuffer(cmd_, &bi);
-  record(cmd_);
-  vkEndCommandBuffer(cmd_);
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd_;
-  VkResult r = vkQueueSubmit(queue_, 1, &si, fence_);
-  if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX);
-  vkResetFences(device_, 1, &fence_);
+  VkResult r = VK_SUCCESS;
+  size_t submitted = 0;
+  for (; submitted < parts; ++submitted) {
+    if (submitted == cmds_.size()) {
+      VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+      cai.commandPool = pool_;
+      cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+      cai.commandBufferCount = 1;
+      VkCommandBuffer cmd = VK_NULL_HANDLE;
+      r = vkAllocateCommandBuffers(device_, &cai, &cmd);
+      if (r != VK_SUCCESS) break;
+      cmds_.push_back(cmd);
+      VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+      VkFence fence = VK_NULL_HANDLE;
+      r = vkCreateFence(device_, &fci, nullptr, &fence);
+      if (r != VK_SUCCESS) {
+        vkFreeCommandBuffers(device_, pool_, 1, &cmd);
+        cmds_.pop_back();
+        break;
+      }
+      fences_.push_back(fence);
+    }
+    VkCommandBuffer cmd = cmds_[submitted];
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkResetCommandBuffer(cmd, 0);
+    vkBeginCommandBuffer(cmd, &bi);
+    record(cmd, submitted);
+    vkEndCommandBuffer(cmd);
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    r = vkQueueSubmit(queue_, 1, &si, fences_[submitted]);
+    if (r != VK_SUCCESS) break;
+  }
+  if (submitted > 0) {  // whatever went in must finish before its buffers are reused
+    const auto n = static_cast<uint32_t>(submitted);
+    const VkResult waited = vkWaitForFences(device_, n, fences_.data(), VK_TRUE, UINT64_MAX);
+    vkResetFences(device_, n, fences_.data());
+    if (r == VK_SUCCESS) r = waited;
+  }
   if (r != VK_SUCCESS) return internal_error(vk_error("running commands on " + info_.name, r));
   return Status::ok();
 }

@@ -85,6 +85,9 @@ class VulkanContext : public std::enable_shared_from_this<VulkanContext>, public
   void release(MappedBuffer& b);
   // Records commands with `record`, submits them and waits. Serialised across threads.
   Status submit(const std::function<void(VkCommandBuffer)>& record) const;
+  // Records `parts` command buffers with record(cmd, part), submitting each as soon as it is
+  // recorded (the device runs one while the host records the next), then waits for all.
+  Status submit_parts(size_t parts, const std::function<void(VkCommandBuffer, size_t)>& record) const;
   // Bytes between a device buffer and host memory through the staging buffer.
   void upload(VkBuffer dst, size_t offset, std::span<const uint8_t> bytes) const;
   void download(VkBuffer src, size_t offset, std::span<uint8_t> bytes) const;
@@ -101,8 +104,9 @@ class VulkanContext : public std::enable_shared_from_this<VulkanContext>, public
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   VkCommandPool pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
-  VkFence fence_ = VK_NULL_HANDLE;
+  // Command buffer i and its fence record part i of a submission; grown on demand.
+  mutable std::vector<VkCommandBuffer> cmds_;
+  mutable std::vector<VkFence> fences_;
   VkPhysicalDeviceLimits limits_{};
   VulkanDeviceInfo info_;
   std::string name_;

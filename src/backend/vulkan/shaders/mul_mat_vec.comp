@@ -1,0 +1,127 @@
+#version 450
+// dst[m, j, b] = sum_k src0[k, m] * src1[k, j, b] for one column: decode's product, bound by
+// reading the weights once. A workgroup takes one row; its invocations split each quant block
+// into PARTS parts of whole words (adjacent invocations read adjacent words, so a subgroup
+// reads whole cache lines) and walk the row's blocks WG / PARTS at a time. Each part
+// dequantizes as integers, keeps the dot with the activations per sub-block scale and applies
+// the scales once per part. The partial dots are summed by subgroup, then across subgroups.
+// (Measured on an H100: two or four rows per workgroup sharing the activation loads, and the
+// block loop unrolled two or four times, were no faster.)
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#include "common.glsl"
+#include "types.glsl"
+
+const uint WG = 64;
+layout(local_size_x = WG) in;
+layout(std430, binding = 3) readonly buffer BV { vec4 B_v4[]; };
+
+DEFINE_WORD16(A)
+
+// Four activations from byte x (consecutive elements): one 16-byte load where the column is
+// dense and aligned.
+uint xs;
+bool x_dense;
+vec4 x4(uint x) {
+  if (x_dense) return B_v4[x >> 4];
+  return vec4(B_f[x >> 2], B_f[(x + xs) >> 2], B_f[(x + 2 * xs) >> 2], B_f[(x + 3 * xs) >> 2]);
+}
+vec4 bytes4(uint w) { return vec4(unpack8(w)); }
+
+// Per type: QK values in BLOCK bytes, split into PARTS parts; part_dot(blk, p, x) is the dot
+// of part p of the weight block at byte blk with the activations from byte x.
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+DEFINE_SCALE_MIN_K4(A)
+// 16 parts of a 256-value block: part p takes values 8(p % 4).. of sub-blocks 2(p / 4) and
+// 2(p / 4) + 1, whose nibbles share 8 bytes.
+const uint QK = 256, PARTS = 16;
+#ifdef TYPE_Q4_K
+const uint BLOCK = 144, QS = 16;
+#else
+const uint BLOCK = 176, QS = 48;
+#endif
+float part_dot(uint blk, uint p, uint x) {
+  const uint g = p >> 2, h = p & 3, s = 2 * g;
+  const uint xa = x + (64 * g + 8 * h) * xs;
+  const vec4 xv[4] = {x4(xa), x4(xa + 4 * xs), x4(xa + 32 * xs), x4(xa + 36 * xs)};
+  const vec2 xsum = vec2(dot(xv[0] + xv[1], vec4(1.0)), dot(xv[2] + xv[3], vec4(1.0)));  // for the mins
+  const uint at = blk + QS + 32 * g + 8 * h;
+  const uint w0 = A_u[at >> 2], w1 = A_u[(at >> 2) + 1];
+  uint l0 = w0 & 0x0F0F0F0Fu, l1 = w1 & 0x0F0F0F0Fu;
+  uint h0 = (w0 >> 4) & 0x0F0F0F0Fu, h1 = (w1 >> 4) & 0x0F0F0F0Fu;
+#ifdef TYPE_Q5_K
+  const uint b0 = A_u[(blk + 16 + 8 * h) >> 2] >> s, b1 = A_u[(blk + 20 + 8 * h) >> 2] >> s;
+  l0 |= (b0 & 0x01010101u) << 4;
+  l1 |= (b1 & 0x01010101u) << 4;
+  h0 |= (b0 & 0x02020202u) << 3;
+  h1 |= (b1 & 0x02020202u) << 3;
+#endif
+  const float lo = dot(bytes4(l0), xv[0]) + dot(bytes4(l1), xv[1]);
+  const float hi = dot(bytes4(h0), xv[2]) + dot(bytes4(h1), xv[3]);
+  const vec2 sm0 = A_scale_min_k4(blk + 4, s), sm1 = A_scale_min_k4(blk + 4, s + 1);
+  const vec2 dm = unpackHalf2x16(A_u[blk >> 2]);
+  return dm.x * (sm0.x * lo + sm1.x * hi) - dm.y * (sm0.y * xsum.x + sm1.y * xsum.y);
+}
+#elif defined(TYPE_Q6_K)
+// 16 parts of a 256-value block: part p takes values l0 = 4(p % 8).. of each quarter of half
+// p / 8 (low bytes at l0 and 32 + l0, high bits at l0).
+const uint QK = 256, PARTS = 16, BLOCK = 210;
+float part_dot(uint blk, uint p, uint x) {
+  const uint n = p >> 3, l0 = 4 * (p & 7);
+  const uint xa = x + (128 * n + l0) * xs;
+  const uint qa = A_word2(blk + 64 * n + l0), qb = A_word2(blk + 64 * n + 32 + l0);
+  const uint qh = A_word2(blk + 128 + 32 * n + l0);
+  const uint q[4] = {(qa & 0x0F0F0F0Fu) | ((qh & 0x03030303u) << 4),
+                     (qb & 0x0F0F0F0Fu) | (((qh >> 2) & 0x03030303u) << 4),
+                     ((qa >> 4) & 0x0F0F0F0Fu) | (((qh >> 4) & 0x03030303u) << 4),
+                     ((qb >> 4) & 0x0F0F0F0Fu) | (((qh >> 6) & 0x03030303u) << 4)};
+  const uint sc = blk + 192 + 8 * n + (l0 >> 4);
+  float acc = 0.0;
+  [[unroll]] for (uint k = 0; k < 4; ++k) {
+    acc += float(int8_t(A_b[sc + 2 * k])) * dot(bytes4(q[k]) - 32.0, x4(xa + 32 * k * xs));
+  }
+  return f16_at(A_h[(blk + 208) >> 1]) * acc;
+}
+#elif defined(TYPE_Q8_0)
+// 4 parts of a 32-value block: 8 values each.
+const uint QK = 32, PARTS = 4, BLOCK = 34;
+float part_dot(uint blk, uint p, uint x) {
+  const uint at = blk + 2 + 8 * p, xa = x + 8 * p * xs;
+  return f16_at(A_h[blk >> 1]) * (dot(signed_bytes(A_word2(at)), x4(xa)) + dot(signed_bytes(A_word2(at + 4)), x4(xa + 4 * xs)));
+}
+#elif defined(TYPE_Q4_0)
+// 2 parts of a 32-value block: part p takes bytes 8p.. (values 8p.. and 16 + 8p..).
+const uint QK = 32, PARTS = 2, BLOCK = 18;
+float part_dot(uint blk, uint p, uint x) {
+  const uint at = blk + 2 + 8 * p, xa = x + 8 * p * xs;
+  const vec4 xv[4] = {x4(xa), x4(xa + 4 * xs), x4(xa + 16 * xs), x4(xa + 20 * xs)};
+  const float xsum = dot(xv[0] + xv[1] + xv[2] + xv[3], vec4(1.0));
+  const uint w0 = A_word2(at), w1 = A_word2(at + 4);
+  const float q = dot(bytes4(w0 & 0x0F0F0F0Fu), xv[0]) + dot(bytes4(w1 & 0x0F0F0F0Fu), xv[1]) +
+                  dot(bytes4((w0 >> 4) & 0x0F0F0F0Fu), xv[2]) + dot(bytes4((w1 >> 4) & 0x0F0F0F0Fu), xv[3]);
+  return f16_at(A_h[blk >> 1]) * (q - 8.0 * xsum);
+}
+#endif
+
+shared float by_subgroup[WG];
+
+void main() {
+  const uint rows = t_ne(T_SRC0, 1), cols = t_ne(T_SRC1, 1), batches = t_ne(T_SRC1, 2);
+  const uint g = group_index();
+  if (g >= rows * cols * batches) return;
+  const uint m = g % rows, j = (g / rows) % cols, b = g / (rows * cols);
+  const uint tid = gl_LocalInvocationID.x, p = tid % PARTS;
+  xs = t_nb(T_SRC1, 0);
+  const uint x0 = t_at(T_SRC1, j, b, 0);
+  x_dense = xs == 4 && (x0 & 15) == 0;
+  const uint w = t_at(T_SRC0, m, 0, 0), blocks = t_ne(T_SRC0, 0) / QK;
+  float acc = 0.0;
+  for (uint i = tid / PARTS; i < blocks; i += WG / PARTS) acc += part_dot(w + i * BLOCK, p, x0 + i * QK * xs);
+  acc = subgroupAdd(acc);
+  if (subgroupElect()) by_subgroup[gl_SubgroupID] = acc;
+  barrier();
+  if (tid == 0) {
+    float sum = by_subgroup[0];
+    for (uint s = 1; s < gl_NumSubgroups; ++s) sum += by_subgroup[s];
+    D_f[(t_at(T_DST, j, b, 0) + m * t_nb(T_DST, 0)) >> 2] = sum;
+  }
+}
