@@ -34,6 +34,13 @@ size_t TensorView::n_bytes() const {
   return nb[3] * static_cast<size_t>(ne[3]);
 }
 
+size_t TensorView::extent() const {
+  const DTypeInfo& ti = dtype_info(type);
+  size_t last = ti.type_size + static_cast<size_t>(ne[0] / ti.block_size - 1) * nb[0];
+  for (int d = 1; d < 4; ++d) last += static_cast<size_t>(ne[d] - 1) * nb[d];
+  return last;
+}
+
 bool TensorView::is_contiguous() const {
   const DTypeInfo& info = dtype_info(type);
   return nb[0] == info.type_size && nb[1] == static_cast<size_t>(ne[0] / info.block_size) * info.type_size &&

@@ -45,6 +45,8 @@ struct TensorView {
 
   int64_t n_elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
   size_t n_bytes() const;  // of a contiguous view
+  // Bytes from the view's first byte to just past its last unit (element or block), any strides.
+  size_t extent() const;
   bool is_contiguous() const;
   bool same_shape(const TensorView& o) const { return ne == o.ne; }
   // Address of the row (i1, i2, i3): ne[0] elements of `type`.
@@ -183,7 +185,11 @@ class Backend {
   // first node whose op and types this backend lacks; nothing runs then.
   Status compute(const Graph& g, const std::function<void(const Node&)>& after = {});
   // The same over a run of a graph's nodes (a split backend hands each backend its runs).
-  virtual Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) = 0;
+  // `results`: the outputs of these nodes that others read afterwards (later nodes on other
+  // backends, the caller): a backend whose nodes compute apart from the views' memory (a GPU
+  // mirroring a host compute buffer) must leave their bytes there; the rest may stay apart.
+  virtual Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after,
+                           std::span<const TensorView> results) = 0;
   // The backend that computes a layer's nodes and holds its weights and KV cells: layer -1
   // is the input (token embeddings), n_layer the output (final norm and projection). A
   // single backend computes them all; a split backend (split_backend.h) answers per layer.

@@ -92,13 +92,20 @@ class AddOnly final : public Backend {
   bool supports(Op op, std::span<const DType> types) const override {
     return can_add_ && table_supports(kTable, op, types);
   }
-  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) override {
+  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after,
+                   std::span<const TensorView> results) override {
     PADDOCK_TRY(run_host_nodes(*this, ctx_, kTable, nodes, after));
-    for (const Node& n : nodes) ran.push_back(n.name);
+    for (const Node& n : nodes) {
+      ran.push_back(n.name);
+      for (const TensorView& r : results) {
+        if (r.buffer == n.dst.buffer && r.offset == n.dst.offset) handed.push_back(n.name);
+      }
+    }
     return Status::ok();
   }
   Ctx ctx_;
-  std::vector<std::string> ran;  // names of the nodes this backend ran
+  std::vector<std::string> ran;     // names of the nodes this backend ran
+  std::vector<std::string> handed;  // those of them it was told others read afterwards
 
  private:
   std::string name_;
@@ -196,6 +203,9 @@ TEST(SplitBackend, RunsEachLayerOnItsBackend) {
   EXPECT_EQ(seen, (std::vector<std::string>{"embd", "l_out-0", "l_out-1", "l_out-2", "result_output"}));
   EXPECT_EQ(a.ran, (std::vector<std::string>{"embd", "l_out-0", "result_output"}));
   EXPECT_EQ(b.ran, (std::vector<std::string>{"l_out-1", "l_out-2"}));
+  // Each run's outputs that a later run or the caller reads: embd is read within its run only.
+  EXPECT_EQ(a.handed, (std::vector<std::string>{"l_out-0", "result_output"}));
+  EXPECT_EQ(b.handed, (std::vector<std::string>{"l_out-2"}));
   std::vector<float> out(3);
   h.buffer->get(h.offset, {reinterpret_cast<uint8_t*>(out.data()), 12});
   EXPECT_EQ(out, (std::vector<float>{10, 20, 30}));  // (2x + 3x) * 2

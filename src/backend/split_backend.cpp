@@ -1,6 +1,8 @@
 #include "backend/split_backend.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "backend/buffer.h"
 #include "backend/graph.h"
@@ -8,6 +10,24 @@
 namespace paddock {
 
 namespace {
+
+bool overlaps(const TensorView& a, const TensorView& b) {
+  if (a.buffer == nullptr || a.buffer != b.buffer) return false;
+  return a.offset < b.offset + b.extent() && b.offset < a.offset + a.extent();
+}
+
+// The outputs of `run` that a later node or the caller reads.
+std::vector<TensorView> read_after(std::span<const Node> run, std::span<const Node> later,
+                                   std::span<const TensorView> results) {
+  std::vector<TensorView> out;
+  for (const Node& n : run) {
+    const bool read = std::any_of(later.begin(), later.end(), [&](const Node& l) {
+      return std::any_of(l.src.begin(), l.src.begin() + l.n_src, [&](const TensorView& s) { return overlaps(n.dst, s); });
+    }) || std::any_of(results.begin(), results.end(), [&](const TensorView& r) { return overlaps(n.dst, r); });
+    if (read) out.push_back(n.dst);
+  }
+  return out;
+}
 
 class SplitBackend final : public Backend {
  public:
@@ -24,13 +44,15 @@ class SplitBackend final : public Backend {
     }
     return true;
   }
-  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) override {
+  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after,
+                   std::span<const TensorView> results) override {
     for (size_t i = 0; i < nodes.size(); ++i) PADDOCK_TRY(check_supported(at(nodes[i]), nodes.subspan(i, 1)));
     for (size_t first = 0; first < nodes.size();) {
       Backend& b = at(nodes[first]);
       size_t end = first + 1;
       while (end < nodes.size() && &at(nodes[end]) == &b) ++end;
-      PADDOCK_TRY(b.run_nodes(nodes.subspan(first, end - first), after));
+      const std::span<const Node> run = nodes.subspan(first, end - first);
+      PADDOCK_TRY(b.run_nodes(run, after, read_after(run, nodes.subspan(end), results)));
       first = end;
     }
     return Status::ok();

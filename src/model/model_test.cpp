@@ -303,8 +303,9 @@ class RecordingBackend final : public Backend {
   std::string_view name() const override { return inner_->name(); }
   bool supports(Op op, std::span<const DType> types) const override { return inner_->supports(op, types); }
   Device& device() override { return inner_->device(); }
-  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) override {
-    return inner_->run_nodes(nodes, after);
+  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after,
+                   std::span<const TensorView> results) override {
+    return inner_->run_nodes(nodes, after, results);
   }
   void adopt_weight_file(std::span<const uint8_t> bytes, bool) override { pinned_ = bytes; }
   // Weights name the buffer over the adopted bytes; offsets count from their start.

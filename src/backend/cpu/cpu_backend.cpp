@@ -107,7 +107,8 @@ class CpuBackend final : public Backend {
   bool supports(Op op, std::span<const DType> types) const override {
     return table_supports(kKernels, op, types);
   }
-  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) override {
+  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after,
+                   std::span<const TensorView>) override {
     return run_host_nodes(*this, ctx_, kKernels, nodes, after);
   }
   void adopt_weight_file(std::span<const uint8_t> bytes, bool release_pages) override {

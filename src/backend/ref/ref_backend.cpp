@@ -125,7 +125,8 @@ class RefBackend final : public Backend {
   bool supports(Op op, std::span<const DType> types) const override {
     return table_supports(kKernels, op, types);
   }
-  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) override {
+  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after,
+                   std::span<const TensorView>) override {
     return run_host_nodes(*this, ctx_, kKernels, nodes, after);
   }
 

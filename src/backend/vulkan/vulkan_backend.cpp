@@ -20,14 +20,6 @@ namespace paddock {
 
 namespace {
 
-// Bytes from a view's first byte to just past its last unit (element or block).
-size_t extent(const TensorView& v) {
-  const DTypeInfo& ti = dtype_info(v.type);
-  size_t last = ti.type_size + static_cast<size_t>(v.ne[0] / ti.block_size - 1) * v.nb[0];
-  for (int d = 1; d < 4; ++d) last += static_cast<size_t>(v.ne[d] - 1) * v.nb[d];
-  return last;
-}
-
 const uint8_t* host_address(const TensorView& v) {
   if (v.data != nullptr) return static_cast<const uint8_t*>(v.data);
   return v.buffer != nullptr && v.buffer->host() != nullptr ? v.buffer->host() + v.offset : nullptr;
@@ -43,10 +35,16 @@ struct Bound {
   size_t bytes = 0;  // the view's extent from offset + start
 };
 
-// Host buffers a pass reads or writes, copied to the device around it.
+// A host buffer the pass reads or writes (a split pass's compute buffer), computed on in a
+// device copy: bytes the pass reads before writing them go up first, and only its results
+// come back (not the whole buffer: a 512-token prompt's is tens to hundreds of MB).
 struct Mirror {
-  size_t lo = SIZE_MAX, hi = 0;          // bytes the pass reads or writes
-  size_t out_lo = SIZE_MAX, out_hi = 0;  // bytes it writes
+  using Range = std::pair<size_t, size_t>;  // [first byte, end)
+  std::vector<Range> up;       // read before written
+  std::vector<Range> written;  // by the pass's nodes so far
+  bool was_written(Range r) const {
+    return std::any_of(written.begin(), written.end(), [&](Range w) { return w.first <= r.first && r.second <= w.second; });
+  }
 };
 
 class VulkanBackend final : public Backend {
@@ -73,9 +71,10 @@ class VulkanBackend final : public Backend {
   void prepare_weight(const TensorView& w, Op use) override {
     static_cast<void>(use);
     const uint8_t* at = host_address(w);
-    if (at != nullptr && is_adopted(at)) static_cast<void>(weight_copy(at, extent(w)));
+    if (at != nullptr && is_adopted(at)) static_cast<void>(weight_copy(at, w.extent()));
   }
-  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) override;
+  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after,
+                   std::span<const TensorView> results) override;
 
  private:
   bool is_adopted(const uint8_t* at) const {
@@ -116,7 +115,7 @@ Result<Buffer*> VulkanBackend::weight_copy(const uint8_t* at, size_t n) {
 }
 
 Result<Bound> VulkanBackend::bind(const TensorView& v, bool written, std::map<const Buffer*, Mirror>& mirrors) {
-  const size_t n = extent(v);
+  const size_t n = v.extent();
   Bound b;
   size_t base = 0;
   size_t size = 0;
@@ -138,11 +137,11 @@ Result<Bound> VulkanBackend::bind(const TensorView& v, bool written, std::map<co
     if (copy == nullptr || copy->size() < storage->size()) {
       PADDOCK_ASSIGN(copy, ctx_->alloc(storage->size()));
     }
-    m.lo = std::min(m.lo, v.offset);
-    m.hi = std::max(m.hi, v.offset + n);
+    const Mirror::Range r{v.offset, v.offset + n};
     if (written) {
-      m.out_lo = std::min(m.out_lo, v.offset);
-      m.out_hi = std::max(m.out_hi, v.offset + n);
+      m.written.push_back(r);
+    } else if (!m.was_written(r)) {
+      m.up.push_back(r);
     }
     b.buffer = static_cast<VulkanBuffer*>(copy.get())->handle();
     base = v.offset;
@@ -237,7 +236,8 @@ class Hazards {
   std::vector<Span> read_, written_;
 };
 
-Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after) {
+Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after,
+                                std::span<const TensorView> results) {
   const auto start = std::chrono::steady_clock::now();
   PADDOCK_TRY(check_supported(*this, nodes));
   std::map<const Buffer*, Mirror> mirrors;
@@ -247,10 +247,10 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     const VulkanKernel& k = vulkan_kernel(n.op);
     Dispatch d;
     PADDOCK_ASSIGN(d.pipeline, pipelines_.get(k.shader(n, traits_)));
-    PADDOCK_ASSIGN(d.bound[0], bind(n.dst, true, mirrors));
-    for (int i = 0; i < n.n_src; ++i) {
+    for (int i = 0; i < n.n_src; ++i) {  // sources first: an in-place node reads before it writes
       PADDOCK_ASSIGN(d.bound[static_cast<size_t>(i) + 1], bind(n.src[static_cast<size_t>(i)], false, mirrors));
     }
+    PADDOCK_ASSIGN(d.bound[0], bind(n.dst, true, mirrors));
     d.sources = static_cast<size_t>(n.n_src);
     for (size_t i = d.sources + 1; i < d.bound.size(); ++i) d.bound[i] = d.bound[0];
     std::array<uint32_t, 5> starts{};
@@ -294,9 +294,14 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   }
 
   for (auto& [host, m] : mirrors) {
-    std::vector<uint8_t> bytes(m.hi - m.lo);
-    host->get(m.lo, bytes);
-    mirror_copies_[host]->set(m.lo, bytes);
+    std::sort(m.up.begin(), m.up.end());
+    for (size_t i = 0; i < m.up.size();) {  // overlapping and touching ranges go up as one
+      Mirror::Range r = m.up[i];
+      for (++i; i < m.up.size() && m.up[i].first <= r.second; ++i) r.second = std::max(r.second, m.up[i].second);
+      std::vector<uint8_t> bytes(r.second - r.first);
+      host->get(r.first, bytes);
+      mirror_copies_[host]->set(r.first, bytes);
+    }
   }
   const auto barrier = [](VkCommandBuffer cmd) {
     VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -344,13 +349,15 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     }
     profiler_.stamp(cmd, static_cast<uint32_t>(to));
   };
-  const auto copy_back = [&] {
-    for (auto& [host, m] : mirrors) {
-      if (m.out_hi <= m.out_lo) continue;
-      std::vector<uint8_t> bytes(m.out_hi - m.out_lo);
-      mirror_copies_[host]->get(m.out_lo, bytes);
-      const_cast<Buffer*>(host)->set(m.out_lo, bytes);
-    }
+  // A view the pass wrote in a mirrored host buffer, back into that buffer.
+  const auto copy_back = [&](const TensorView& v) {
+    if (v.buffer == nullptr) return;
+    const auto it = mirrors.find(&v.buffer->storage());
+    const Mirror::Range r{v.offset, v.offset + v.extent()};
+    if (it == mirrors.end() || !it->second.was_written(r)) return;
+    std::vector<uint8_t> bytes(r.second - r.first);
+    mirror_copies_[it->first]->get(r.first, bytes);
+    const_cast<Buffer*>(it->first)->set(r.first, bytes);
   };
   if (!after) {
     // Parts of 8, 16, 32, then 64 dispatches: the device starts early and runs each part while
@@ -366,7 +373,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
       record(cmd, part == 0 ? 0 : ends[part - 1], ends[part]);
       recorded = std::chrono::steady_clock::now();
     }));
-    copy_back();
+    for (const TensorView& r : results) copy_back(r);
     if (profiler_.enabled()) {
       std::vector<std::string> names;
       for (const Node& n : nodes) names.push_back(vulkan_kernel(n.op).shader(n, traits_));
@@ -380,7 +387,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
       profiler_.begin(cmd, static_cast<uint32_t>(dispatches.size()));
       record(cmd, i, i + 1);
     }));
-    copy_back();
+    copy_back(nodes[i].dst);
     after(nodes[i]);
   }
   return Status::ok();
