@@ -57,7 +57,7 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
     if (hp.ok()) {
       PADDOCK_ASSIGN(Offload off, make_offload_backend(*m->file_, *hp, resolve_num_ctx(options.num_ctx, hp->n_ctx_train),
                                                        options));
-      if (off.gpu_layers > 0 || options.num_gpu) log_info(off.summary);
+      if (off.gpu_found || options.num_gpu) log_info(off.summary);
       m->backend_ = std::move(off.backend);
       m->device_bytes_ = off.device_bytes;
       m->gpu_layers_ = off.gpu_layers;

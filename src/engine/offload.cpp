@@ -67,10 +67,12 @@ Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, 
     const std::optional<std::string> named = env_get("VULKAN_DEVICE");
     Result<std::unique_ptr<Backend>> gpu = make_vulkan_backend(named.value_or(""));
     if (!gpu.ok() && named && !named->empty()) return gpu.status();  // the user asked for it
-    const std::array<DType, 3> experts = {DType::kF32, DType::kF32, DType::kF32};
-    if (gpu.ok() && hp.n_expert > 0 && !(*gpu)->supports(Op::kMulMatId, experts)) {
-      out.summary = "the " + std::string((*gpu)->device().name()) +
-                    " backend cannot run mixture-of-experts layers yet: running on the CPU";
+    out.gpu_found = gpu.ok();
+    std::string blocker;
+    const int64_t can_offload = gpu.ok() ? offloadable_layers(file, hp.n_layer, **gpu, &blocker) : 0;
+    if (gpu.ok() && can_offload == 0) {
+      out.summary = "the " + std::string((*gpu)->device().name()) + " backend has no kernel for " + blocker +
+                    " in the last layer: running on the CPU";
     } else if (gpu.ok()) {
       std::unique_ptr<Backend> vk = std::move(gpu).value();
       FitRequest fit = offload_weights(file, hp.n_layer);
@@ -83,8 +85,7 @@ Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, 
       const uint64_t overhead = gpu_overhead();
       fit.free = mem.free > overhead ? mem.free - overhead : 0;
       const bool automatic = !options.num_gpu || *options.num_gpu < 0;
-      out.gpu_layers =
-          std::clamp<int64_t>(automatic ? fit_offload(fit) : *options.num_gpu, 0, hp.n_layer + 1);
+      out.gpu_layers = std::clamp<int64_t>(automatic ? fit_offload(fit) : *options.num_gpu, 0, can_offload);
       for (int64_t il = std::max<int64_t>(hp.n_layer - out.gpu_layers, 0); il < hp.n_layer; ++il) {
         out.device_bytes += fit.layer_weights[static_cast<size_t>(il)] + fit.kv_per_layer;
       }
@@ -93,7 +94,10 @@ Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, 
                     std::to_string(hp.n_layer) + " layers" +
                     (out.gpu_layers > hp.n_layer ? " and the output" : "") + " to " +
                     std::string(vk->device().name()) + " (" + human(mem.free) + " free of " +
-                    human(mem.total) + ", " + human(out.device_bytes) + " of weights and KV cache there)";
+                    human(mem.total) + ", " + human(out.device_bytes) + " of weights and KV cache there)" +
+                    (can_offload <= hp.n_layer ? "; at most " + std::to_string(can_offload) + ": it has no kernel for " +
+                                                     blocker
+                                               : "");
       if (out.gpu_layers > 0) {
         std::vector<std::unique_ptr<Backend>> bs;
         bs.push_back(std::move(cpu));

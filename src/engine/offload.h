@@ -24,6 +24,7 @@ struct Offload {
   int64_t gpu_layers = 0;     // as num_gpu counts them: repeating layers, then the output
   uint64_t device_bytes = 0;  // weights and KV cells on the GPU (Ollama's size_vram)
   std::string summary;        // for the server log: the device and the split
+  bool gpu_found = false;     // a GPU was there, used or not
 };
 
 // n_ctx: the context each of options.num_parallel KV caches holds. Without a GPU (none found,

@@ -355,6 +355,53 @@ TEST(Model, LoadPreparesEveryMulMatWeightInPinnedBytes) {
   }
 }
 
+// The ref backend without products of F16 matrices or of experts' stacks: a GPU backend that
+// lacks a weight type's kernel.
+class NoF16Products final : public Backend {
+ public:
+  std::string_view name() const override { return "no-f16"; }
+  bool supports(Op op, std::span<const DType> types) const override {
+    if (op == Op::kMulMatId || (op == Op::kMulMat && types[0] == DType::kF16)) return false;
+    return inner_->supports(op, types);
+  }
+  Device& device() override { return inner_->device(); }
+  Status run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after,
+                   std::span<const TensorView> results) override {
+    return inner_->run_nodes(nodes, after, results);
+  }
+
+ private:
+  std::unique_ptr<Backend> inner_ = make_ref_backend();
+};
+
+// num_gpu's count of layers from the top (then the output) whose matrices a backend multiplies.
+TEST(OffloadableLayers, StopBelowTheHighestLayerWithATypeTheBackendLacks) {
+  const auto limit = [](const Spec& spec, std::string* blocker) {
+    TinyModel tm(spec);
+    EXPECT_TRUE(tm.load().ok());
+    return offloadable_layers(tm.file(), spec.n_layer, NoF16Products(), blocker);
+  };
+  std::string blocker = "unset";
+  EXPECT_EQ(limit(Spec{.n_layer = 3}, &blocker), 4);  // every layer and the output
+  EXPECT_EQ(blocker, "");
+  EXPECT_EQ(limit(Spec{.n_layer = 3, .type_override = {{"blk.0.ffn_down.weight", DType::kF16}}}, &blocker), 2);
+  EXPECT_EQ(blocker, "blk.0.ffn_down.weight (F16)");
+  EXPECT_EQ(limit(Spec{.n_layer = 3,
+                       .type_override = {{"blk.0.attn_q.weight", DType::kF16}, {"blk.1.attn_v.weight", DType::kF16}}},
+                  &blocker),
+            1);
+  EXPECT_EQ(blocker, "blk.1.attn_v.weight (F16)");
+  EXPECT_EQ(limit(Spec{.n_layer = 3, .type_override = {{"blk.2.ffn_up.weight", DType::kF16}}}, &blocker), 0);
+  EXPECT_EQ(limit(Spec{.n_layer = 3, .type_override = {{"output.weight", DType::kF16}}}, &blocker), 3);
+  EXPECT_EQ(blocker, "output.weight (F16)");
+  // The token embeddings are gathered on the CPU, unless the output multiplies by them.
+  EXPECT_EQ(limit(Spec{.n_layer = 3, .type_override = {{"token_embd.weight", DType::kF16}}}, &blocker), 4);
+  EXPECT_EQ(limit(Spec{.n_layer = 3, .tied = true, .type_override = {{"token_embd.weight", DType::kF16}}}, &blocker),
+            3);
+  EXPECT_EQ(limit(Spec{.arch = "qwen3moe", .qk_norm = true, .n_expert = 6, .n_expert_used = 2}, &blocker), 0);
+  EXPECT_EQ(blocker, "blk.1.ffn_gate_exps.weight (F32)");
+}
+
 Status load_error(const Spec& spec) {
   TinyModel tm(spec);
   return tm.load().status();

@@ -69,6 +69,32 @@ FitRequest offload_weights(const gguf::File& file, int64_t n_layer) {
   return r;
 }
 
+int64_t offloadable_layers(const gguf::File& file, int64_t n_layer, const Backend& be, std::string* blocker) {
+  const bool tied = file.find_tensor("output.weight") == nullptr;
+  int64_t lowest_ok = 0;  // layers from here up run on `be`
+  bool output_ok = true;
+  std::string stopped_by;
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    if (t.ne.size() < 2 || t.name.starts_with("v.") || t.name.starts_with("mm.")) continue;
+    const std::optional<int64_t> il = block_of(t.name);
+    if (!il && t.name == "token_embd.weight" && !tied) continue;  // gathered on the CPU
+    const Op op = t.name.find("_exps") != std::string::npos ? Op::kMulMatId : Op::kMulMat;
+    const std::array<DType, 3> types = {t.type, DType::kF32, DType::kF32};
+    if (be.supports(op, types)) continue;
+    const std::string why = std::string(t.name) + " (" + std::string(dtype_name(t.type)) + ")";
+    if (!il) {
+      output_ok = false;
+      if (stopped_by.empty()) stopped_by = why;
+    } else if (*il >= 0 && *il < n_layer && *il + 1 > lowest_ok) {
+      lowest_ok = *il + 1;
+      stopped_by = why;
+    }
+  }
+  const int64_t n = lowest_ok == 0 && output_ok ? n_layer + 1 : n_layer - lowest_ok;
+  if (blocker != nullptr) *blocker = n == n_layer + 1 ? std::string() : stopped_by;
+  return n;
+}
+
 std::string blk(int64_t il, std::string_view suffix) {
   return "blk." + std::to_string(il) + "." + std::string(suffix);
 }

@@ -33,6 +33,12 @@ std::string blk(int64_t il, std::string_view suffix);
 // vision tower (v.*, mm.*: Ollama's gemma3 files) is no part of the text model's weights.
 FitRequest offload_weights(const gguf::File& file, int64_t n_layer);
 
+// The most layers `be` can take as num_gpu counts them (the last repeating layers, then the
+// output: n_layer + 1 for all): those whose every matrix has a type `be` multiplies (experts'
+// stacks by mul_mat_id). `blocker`, when the answer is short of all, names the first matrix
+// that stopped it and its type.
+int64_t offloadable_layers(const gguf::File& file, int64_t n_layer, const Backend& be, std::string* blocker);
+
 // What a weight is for; it decides the types it may have.
 enum class Use : uint8_t {
   kParam,    // F32: norm weights, biases, rope factors

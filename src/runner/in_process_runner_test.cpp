@@ -344,6 +344,17 @@ TEST(InProcessRunner, NumGpuOffloadsToTheVulkanDevice) {
   EXPECT_FALSE(want.empty());
   EXPECT_EQ(text_of(**gpu), want);
 }
+
+// Q3_K has no Vulkan kernel: its layers stay on the CPU whatever num_gpu asks, and the model
+// loads (it failed to before).
+TEST(InProcessRunner, LayersWithoutAGpuKernelStayOnTheCpu) {
+  PADDOCK_REQUIRE_FIXTURES();
+  setenv("PADDOCK_VULKAN_DEVICE", "llvmpipe", 0);
+  const std::string path = testing::fixtures_dir() + "/models/tiny-zoo-q3_k_m.gguf";
+  auto r = load_in_process(LoadOptions{.model_path = path, .num_ctx = 64, .num_gpu = 999}, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)->facts().device_memory_bytes, 0u);
+}
 #endif
 
 }  // namespace
