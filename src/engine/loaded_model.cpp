@@ -24,6 +24,13 @@ constexpr size_t kRefDequantCacheBytes = size_t{256} << 20;
 
 }  // namespace
 
+int64_t resolve_num_batch(int64_t requested, const HParams& hp, int64_t n_ctx) {
+  // An encoder's tokens see the whole input, so the input is one pass (llama.cpp wants
+  // n_ubatch >= the input; Ollama batches embedding inputs whole).
+  if (!hp.causal) return n_ctx;
+  return std::min(requested > 0 ? requested : kDefaultNumBatch, n_ctx);
+}
+
 int64_t resolve_num_ctx(int64_t requested, int64_t n_ctx_train) {
   int64_t n = requested;
   if (n <= 0) {
@@ -52,8 +59,7 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
   } else {
     // Placement needs the layer sizes before weights bind; a file whose hyperparameters do
     // not load gets the CPU backend, and load_model's error says why.
-    const std::string arch(m->file_->get_string("general.architecture").value_or(""));
-    const Result<HParams> hp = load_hparams(*m->file_, arch);
+    const Result<HParams> hp = arch_hparams(*m->file_);
     if (hp.ok()) {
       PADDOCK_ASSIGN(Offload off, make_offload_backend(*m->file_, *hp, resolve_num_ctx(options.num_ctx, hp->n_ctx_train),
                                                        options));
@@ -70,12 +76,9 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
   // image tokens past them): sampling never yields those, and a prompt holding one fails at
   // the forward pass ("token id ... out of range").
   m->n_ctx_ = resolve_num_ctx(options.num_ctx, m->model_->hparams().n_ctx_train);
-  m->n_batch_ = std::min(options.num_batch > 0 ? options.num_batch : kDefaultNumBatch, m->n_ctx_);
   m->kv_type_ = options.kv_type;
   const HParams& hp = m->model_->hparams();
-  // An encoder's tokens see the whole input, so the input is one pass (llama.cpp wants
-  // n_ubatch >= the input; Ollama batches embedding inputs whole).
-  if (!hp.causal) m->n_batch_ = m->n_ctx_;
+  m->n_batch_ = resolve_num_batch(options.num_batch, hp, m->n_ctx_);
   if (!kv_type_fits(options.kv_type, hp.head_dim_k, hp.head_dim_v)) {
     if (options.kv_type != DType::kQ8_0 && options.kv_type != DType::kQ4_0) {
       return invalid_argument("KV cache type: expected F16, F32, Q8_0 or Q4_0, found " +

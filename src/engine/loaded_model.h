@@ -97,5 +97,8 @@ class LoadedModel {
 // The context size a load with `requested` (0 = default) gets for a model trained on
 // `n_ctx_train` tokens (0 = unknown): Ollama's rules, see kDefaultNumCtx.
 int64_t resolve_num_ctx(int64_t requested, int64_t n_ctx_train);
+// The most tokens one pass takes (num_batch, 0 = kDefaultNumBatch, at most n_ctx; an
+// encoder's whole input), which also sizes the windowed layers' KV rings.
+int64_t resolve_num_batch(int64_t requested, const HParams& hp, int64_t n_ctx);
 
 }  // namespace paddock::engine

@@ -76,9 +76,10 @@ Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, 
     } else if (gpu.ok()) {
       std::unique_ptr<Backend> vk = std::move(gpu).value();
       FitRequest fit = offload_weights(file, hp.n_layer);
-      // Before the arch loads, no layer is known to be windowed: every layer counts in full.
+      // Windowed layers count their rings (hp comes from arch_hparams).
       const uint64_t kv_all =
-          kv_cache_bytes(kv_config(hp, n_ctx, options.kv_type)) * static_cast<uint64_t>(options.num_parallel);
+          kv_cache_bytes(kv_config(hp, n_ctx, options.kv_type, resolve_num_batch(options.num_batch, hp, n_ctx))) *
+          static_cast<uint64_t>(options.num_parallel);
       fit.kv_per_layer = kv_all / static_cast<uint64_t>(std::max<int64_t>(hp.n_layer, 1));
       fit.compute = compute_reserve(file, hp, options);
       const DeviceMemory mem = vk->device().memory();

@@ -10,6 +10,7 @@
 
 #include "engine/completion.h"
 #include "engine/sequence.h"
+#include "model/registry.h"
 #include "tests/support/fixtures.h"
 
 namespace paddock::engine {
@@ -91,6 +92,28 @@ TEST(SlidingWindow, RingsDecodeAsCachesOfEveryPosition) {
   const Generated b = greedy(*full, *kv_f, kLong, 40);
   EXPECT_EQ(a.ids.size(), 40u);
   expect_same(a, b, 20);
+}
+
+// Placement sizes the KV cache before the model loads: arch_hparams must already know which
+// layers slide a window, and the GPU fit then counts their rings (offload.cpp).
+TEST(SlidingWindow, ArchHparamsKnowTheWindowsBeforeALoad) {
+  PADDOCK_REQUIRE_FIXTURES();
+  const auto m = load(256, 5);
+  ASSERT_TRUE(m);
+  auto file = gguf::File::open(testing::fixtures_dir() + "/models/tiny-gemma3-q4_k_m.gguf");
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  const Result<HParams> hp = arch_hparams(**file);
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  const std::vector<LayerParams>& loaded = m->model().hparams().layers;
+  ASSERT_EQ(hp->layers.size(), loaded.size());
+  int windowed = 0;
+  for (size_t il = 0; il < loaded.size(); ++il) {
+    EXPECT_EQ(hp->layers[il].window, loaded[il].window) << "layer " << il;
+    EXPECT_EQ(hp->layers[il].rope_freq_base, loaded[il].rope_freq_base) << "layer " << il;
+    windowed += hp->layers[il].window > 0;
+  }
+  EXPECT_EQ(windowed, 5);
+  EXPECT_EQ(kv_cache_bytes(kv_config(*hp, 256, DType::kF32, resolve_num_batch(5, *hp, 256))), m->kv_cache_bytes());
 }
 
 TEST(SlidingWindow, ContextShiftRunsThroughRings) {

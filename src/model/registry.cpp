@@ -10,8 +10,8 @@ namespace paddock {
 namespace {
 constexpr std::array kArchs = {
     ArchEntry{"bert", load_bert},
-    ArchEntry{"gemma3", load_gemma3},
-    ArchEntry{"gpt-oss", load_gptoss},
+    ArchEntry{"gemma3", load_gemma3, gemma3_layer_params},
+    ArchEntry{"gpt-oss", load_gptoss, gptoss_layer_params},
     ArchEntry{"llama", load_llama},
     ArchEntry{"nomic-bert", load_nomic_bert},
     ArchEntry{"phi3", load_phi3},
@@ -23,6 +23,16 @@ static_assert(kArchs.size() == 9, "one row per loader in model/arch/ (bert.cpp h
 }  // namespace
 
 std::span<const ArchEntry> architectures() { return kArchs; }
+
+Result<HParams> arch_hparams(const gguf::File& file) {
+  const std::optional<std::string_view> arch = file.get_string("general.architecture");
+  if (!arch) return corrupt("missing key general.architecture (expected a string)");
+  PADDOCK_ASSIGN(HParams hp, load_hparams(file, *arch));
+  for (const ArchEntry& e : kArchs) {
+    if (e.name == *arch && e.layer_params != nullptr) PADDOCK_TRY(e.layer_params(file, hp));
+  }
+  return hp;
+}
 
 Result<std::unique_ptr<Model>> load_model(const gguf::File& file, Backend& backend) {
   const std::optional<std::string_view> arch = file.get_string("general.architecture");

@@ -21,6 +21,8 @@ using ArchLoader = Result<std::unique_ptr<Model>> (*)(const gguf::File& file, Ba
 struct ArchEntry {
   std::string_view name;  // general.architecture
   ArchLoader load;
+  // What it sets per layer beyond load_hparams (sliding windows), or null.
+  Status (*layer_params)(const gguf::File& file, HParams& hp) = nullptr;
 };
 
 std::span<const ArchEntry> architectures();
@@ -29,5 +31,9 @@ std::span<const ArchEntry> architectures();
 // kUnsupported with a message naming the supported ones. The file must outlive the model and
 // the backend: the backend adopts its tensor data (Backend::adopt_weight_file).
 Result<std::unique_ptr<Model>> load_model(const gguf::File& file, Backend& backend);
+
+// The hyperparameters the file's architecture loads with, per-layer windows included, without
+// binding a weight: what placement and memory estimates need before a load.
+Result<HParams> arch_hparams(const gguf::File& file);
 
 }  // namespace paddock

@@ -20,4 +20,9 @@ Result<std::unique_ptr<Model>> load_qwen2(const gguf::File& file, Backend& backe
 Result<std::unique_ptr<Model>> load_qwen3(const gguf::File& file, Backend& backend, Buffer& weights);
 Result<std::unique_ptr<Model>> load_qwen3moe(const gguf::File& file, Backend& backend, Buffer& weights);
 
+// What an architecture sets per layer beyond load_hparams (sliding windows and their RoPE
+// bases), read before any weight binds: its loader and the pre-load estimates share it.
+Status gemma3_layer_params(const gguf::File& file, HParams& hp);
+Status gptoss_layer_params(const gguf::File& file, HParams& hp);
+
 }  // namespace paddock

@@ -61,9 +61,11 @@ class Gemma3Model final : public Model {
   Gemma3Weights w_;
 };
 
+}  // namespace
+
 // Which layers slide a window and with which RoPE base, as llama.cpp sets them: with a
 // sliding window, layer il is local unless il % pattern == pattern - 1.
-Status set_windows(const gguf::File& file, HParams& hp) {
+Status gemma3_layer_params(const gguf::File& file, HParams& hp) {
   const gguf::KeyReader r(file, "gemma3");
   PADDOCK_ASSIGN(const int64_t window, r.optional_int("attention.sliding_window", 0));
   PADDOCK_ASSIGN(const int64_t pattern, r.optional_int("attention.sliding_window_pattern", 6));
@@ -87,11 +89,9 @@ Status set_windows(const gguf::File& file, HParams& hp) {
   return Status::ok();
 }
 
-}  // namespace
-
 Result<std::unique_ptr<Model>> load_gemma3(const gguf::File& file, Backend& backend, Buffer& weights) {
   PADDOCK_ASSIGN(HParams hp, load_hparams(file, "gemma3"));
-  PADDOCK_TRY(set_windows(file, hp));
+  PADDOCK_TRY(gemma3_layer_params(file, hp));
   // Gemma 3 27B (62 layers) scales queries by n_embd / n_head, the others by the head dim.
   const int64_t scale_dim = hp.n_layer == 62 ? hp.n_embd / hp.layer(0).n_head : hp.head_dim_k;
   hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(scale_dim));

@@ -31,11 +31,14 @@ Status set_windows(const gguf::KeyReader& r, HParams& hp) {
 
 }  // namespace
 
+Status gptoss_layer_params(const gguf::File& file, HParams& hp) {
+  return set_windows(gguf::KeyReader(file, "gpt-oss"), hp);
+}
+
 Result<std::unique_ptr<Model>> load_gptoss(const gguf::File& file, Backend& backend, Buffer& weights) {
-  const gguf::KeyReader r(file, "gpt-oss");
   PADDOCK_ASSIGN(HParams hp, load_hparams(file, "gpt-oss"));
   if (hp.n_expert == 0) return corrupt("gpt-oss: missing key gpt-oss.expert_count");
-  PADDOCK_TRY(set_windows(r, hp));
+  PADDOCK_TRY(gptoss_layer_params(file, hp));
   WeightBinder b(file, backend, weights);
   PreNormDecoderWeights w;
   PADDOCK_ASSIGN(w.embd_head, bind_embd_head(b, hp));
