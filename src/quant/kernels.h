@@ -1,7 +1,8 @@
 // The scalar reference kernels of every type, one set per type, as the quant table
 // (quant/quant.h) holds them. Plain C-style loops that reproduce ggml's reference and generic
 // code (ggml-quants.c, ggml-cpu/quants.c) step by step: this is the oracle that optimised
-// kernels are tested against, so nobody optimises it.
+// kernels are tested against, so nobody optimises it. The Q8_0 and MXFP4 dots follow ggml's AVX2
+// kernels' float order instead (quant/lanes8.h), which every path then matches bit for bit.
 // Invariants: n is a multiple of the type's block size; buffers hold whole rows; inputs to
 // quantizers are finite. vec_dot's y is a row of the type's vec_dot_type (see quant.h).
 //   dequantize_row_q4_0(row_bytes, out_floats, n);

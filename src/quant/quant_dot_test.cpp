@@ -9,6 +9,7 @@
 
 #include "base/fp16.h"
 #include "quant/blocks.h"
+#include "quant/lanes8.h"
 #include "quant/quant.h"
 #include "quant/test_budgets.h"
 #include "quant/test_data.h"
@@ -126,6 +127,28 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, VecDot, ::testing::ValuesIn(weight_types()),
                          });
 
 TEST(VecDotCoverage, AllSixteenComputeTypesHaveADot) { EXPECT_EQ(weight_types().size(), 16u); }
+
+// hsum_float_8's tree: sequential addition would lose the ones against 2^24 and give 3.
+TEST(Lanes8, SumsInGgmlsTree) {
+  Lanes8 s;
+  s.acc = {16777216.0f, 1.0f, 1.0f, 1.0f, -16777216.0f, 1.0f, 1.0f, 1.0f};
+  EXPECT_EQ(s.sum(), 6.0f);
+}
+
+// Q8_0's dot rounds each lane's running sum on its own, as ggml's AVX2 kernel does: block 0
+// puts 2^24 in lane 0, block 1 adds 1 to lane 0 (lost to rounding: ties to even) and 1 to
+// lane 1 (lost in the final sum). A per-block sum would keep both and give 2^24 + 2.
+TEST(VecDotQ8_0, RoundsEachLaneAsGgmlsAvx2Kernel) {
+  BlockQ8_0 x[2] = {}, y[2] = {};
+  x[0].d = x[1].d = y[1].d = f32_to_fp16(1.0f);
+  y[0].d = f32_to_fp16(1024.0f);
+  for (int i = 0; i < 4; ++i) x[0].qs[i] = y[0].qs[i] = 64;  // lane 0: 4 * 64 * 64 * 1024 = 2^24
+  x[1].qs[0] = y[1].qs[0] = 1;                               // block 1, lane 0
+  x[1].qs[4] = y[1].qs[4] = 1;                               // block 1, lane 1
+  float out = 0;
+  quant_ops(DType::kQ8_0)->vec_dot(64, &out, x, y);
+  EXPECT_EQ(out, 16777216.0f);
+}
 
 }  // namespace
 }  // namespace paddock

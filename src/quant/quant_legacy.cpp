@@ -2,12 +2,14 @@
 // dequantize_row_* and ggml_vec_dot_*_generic, with the same operation order so results match
 // bit for bit.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
 #include "base/fp16.h"
 #include "quant/blocks.h"
 #include "quant/kernels.h"
+#include "quant/lanes8.h"
 
 namespace paddock {
 
@@ -290,21 +292,30 @@ void quantize_q8(const float* src, void* dst, int64_t n) {
 
 }  // namespace
 
-void quantize_row_q8_0(const float* src, void* dst, int64_t n) { quantize_q8<BlockQ8_0, false, false>(src, dst, n); }
-void quantize_row_q8_1(const float* src, void* dst, int64_t n) { quantize_q8<BlockQ8_1, true, false>(src, dst, n); }
-void quantize_row_q8_0_x86(const float* src, void* dst, int64_t n) { quantize_q8<BlockQ8_0, false, true>(src, dst, n); }
-void quantize_row_q8_1_x86(const float* src, void* dst, int64_t n) { quantize_q8<BlockQ8_1, true, true>(src, dst, n); }
+void quantize_row_q8_0(const float* src, void* dst, int64_t n) {
+  quantize_q8<BlockQ8_0, false, false>(src, dst, n);
+}
+void quantize_row_q8_1(const float* src, void* dst, int64_t n) {
+  quantize_q8<BlockQ8_1, true, false>(src, dst, n);
+}
+void quantize_row_q8_0_x86(const float* src, void* dst, int64_t n) {
+  quantize_q8<BlockQ8_0, false, true>(src, dst, n);
+}
+void quantize_row_q8_1_x86(const float* src, void* dst, int64_t n) {
+  quantize_q8<BlockQ8_1, true, true>(src, dst, n);
+}
 
+// In ggml's AVX2 order (quant/lanes8.h), as the golden files were computed.
 void vec_dot_q8_0_q8_0(int64_t n, float* out, const void* vx, const void* vy) {
   const auto* x = static_cast<const BlockQ8_0*>(vx);
   const auto* y = static_cast<const BlockQ8_0*>(vy);
-  float sum = 0.0f;
+  Lanes8 sum;
   for (int64_t i = 0; i < n / kQK8_0; ++i) {
-    int sumi = 0;
-    for (int j = 0; j < kQK8_0; ++j) sumi += x[i].qs[j] * y[i].qs[j];
-    sum += static_cast<float>(sumi) * (fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d));
+    std::array<int32_t, 8> lane{};
+    for (int j = 0; j < kQK8_0; ++j) lane[static_cast<size_t>(j / 4)] += x[i].qs[j] * y[i].qs[j];
+    sum.fma(fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d), lane);
   }
-  *out = sum;
+  *out = sum.sum();
 }
 
 // ggml has no Q8_1 to_float; this one is the obvious inverse, for tests and tools.

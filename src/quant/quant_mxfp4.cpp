@@ -1,11 +1,13 @@
 // MXFP4: 4-bit indices into kMXFP4Values (doubled E2M1) with one E8M0 exponent per 32 elements.
-// Dequantize, the quantizer and the dot are ggml's dequantize_row_mxfp4, quantize_row_mxfp4_ref
-// and ggml_vec_dot_mxfp4_q8_0_generic.
+// Dequantize and the quantizer are ggml's dequantize_row_mxfp4 and quantize_row_mxfp4_ref; the
+// dot is ggml_vec_dot_mxfp4_q8_0 as its AVX2 build sums it.
+#include <array>
 #include <cmath>
 
 #include "base/fp16.h"
 #include "quant/blocks.h"
 #include "quant/kernels.h"
+#include "quant/lanes8.h"
 
 namespace paddock {
 
@@ -62,19 +64,31 @@ void quantize_row_mxfp4(const float* src, void* dst, int64_t n) {
   }
 }
 
+// ggml's AVX2 order (quant/lanes8.h): even and odd blocks in two lane sets, added before the
+// horizontal sum; an odd last block is added after it, as ggml's scalar tail.
 void vec_dot_mxfp4_q8_0(int64_t n, float* out, const void* vx, const void* vy) {
   const auto* x = static_cast<const BlockMXFP4*>(vx);
   const auto* y = static_cast<const BlockQ8_0*>(vy);
-  float sumf = 0;
-  for (int64_t i = 0; i < n / kQKMXFP4; ++i) {
-    const float d = fp16_to_f32(y[i].d) * e8m0_half(x[i].e);
-    int sumi1 = 0;
-    int sumi2 = 0;
+  const int64_t nb = n / kQKMXFP4;
+  Lanes8 sums[2];
+  const auto lanes = [&](int64_t i) {
+    std::array<int32_t, 8> lane{};
     for (int j = 0; j < kQKMXFP4 / 2; ++j) {
-      sumi1 += y[i].qs[j] * kMXFP4Values[x[i].qs[j] & 0xF];
-      sumi2 += y[i].qs[j + kQKMXFP4 / 2] * kMXFP4Values[x[i].qs[j] >> 4];
+      lane[static_cast<size_t>(j / 4)] += y[i].qs[j] * kMXFP4Values[x[i].qs[j] & 0xF];
+      lane[static_cast<size_t>(4 + j / 4)] += y[i].qs[j + kQKMXFP4 / 2] * kMXFP4Values[x[i].qs[j] >> 4];
     }
-    sumf += d * static_cast<float>(sumi1 + sumi2);
+    return lane;
+  };
+  int64_t i = 0;
+  for (; i + 1 < nb; i += 2) {
+    for (int64_t b = i; b < i + 2; ++b) sums[b - i].fma(fp16_to_f32(y[b].d) * e8m0_half(x[b].e), lanes(b));
+  }
+  sums[0].add(sums[1]);
+  float sumf = sums[0].sum();
+  if (i < nb) {
+    int32_t sumi = 0;
+    for (const int32_t v : lanes(i)) sumi += v;
+    sumf += fp16_to_f32(y[i].d) * e8m0_half(x[i].e) * static_cast<float>(sumi);
   }
   *out = sumf;
 }

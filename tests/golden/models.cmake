@@ -13,20 +13,12 @@ function(_pd_golden_test name model mode label)
   set_tests_properties(${name} PROPERTIES LABELS ${label} SKIP_RETURN_CODE 77 ENVIRONMENT "${env}")
 endfunction()
 file(GLOB _pd_golden_files "${PADDOCK_FIXTURES_DIR}/golden/*.logits.jsonl" "${PADDOCK_FIXTURES_DIR}/golden/*.embed.jsonl")
-# Fixture models not yet held to their golden files, each with the open issue that adds
-# it; that issue deletes its line here. gpt-oss's random weights (big enough to reach the
-# SwiGLU clamp; router logits of +-50, 4 of 8 experts) turn a difference in the last bit of
-# any float into other experts a few steps later. Its golden file is what Debian's llama.cpp
-# computes with its AVX2 (haswell) CPU variant, bit for bit; the same llama.cpp with its
-# AVX-512 variants (skylakex, icelake, zen4) matches only 4 of the 7 prompts. paddock rounds
-# attention, activations and the KV cache as that build does (6 of 7 prompts on cpu, 3 on
-# ref); what is left are the summation orders of the quantized dot products, which ggml's
-# AVX2 kernels split across 8 lanes and ours do not.
-set(_pd_pending_models tiny-gptoss-mxfp4 tiny-gptoss-ollama-mxfp4)  # issue 24 (gpt-oss)
-foreach(_pd_model ${_pd_pending_models})
-  list(FILTER _pd_golden_files EXCLUDE REGEX "/${_pd_model}\\.logits\\.jsonl$")
-endforeach()
-message(STATUS "golden models not yet tested (architecture pending): ${_pd_pending_models}")
+# gpt-oss's random weights (big enough to reach the SwiGLU clamp; router logits of +-50, 4 of 8
+# experts) turn a difference in the last bit of any float into other experts a few steps
+# later. Its golden file is what Debian's llama.cpp computes with its AVX2 (haswell) CPU
+# variant, bit for bit (its AVX-512 variants match only 4 of the 7 prompts), so paddock rounds
+# attention, activations, the KV cache and the Q8_0 and MXFP4 dots as that build does, on
+# every backend and path.
 # The Vulkan backend on each architecture and each weight type it has kernels for, fully
 # offloaded and split, on lavapipe unless PADDOCK_VULKAN_DEVICE named a device at configure
 # time (release builds only: lavapipe runs shaders on the CPU, slowly).

@@ -3,7 +3,8 @@
 // the type's vec_dot_type (quant/quant.h), laid out y_stride bytes apart, so one load and
 // unpack of each weight block serves several columns (prompt processing); ny == 1 is decode.
 // Invariants: n is a multiple of the weight type's block size; out has ny floats. Every
-// entry computes what quant_ops(t)->vec_dot computes, up to float summation order.
+// entry computes what quant_ops(t)->vec_dot computes, up to float summation order (Q8_0 and
+// MXFP4: bit for bit, quant/lanes8.h).
 //   const DotFn f = dot_kernel(CpuIsa::kAvx2, DType::kQ4_K);
 //   f(n, weight_row, act, act_row_bytes, 4, out4);
 #pragma once

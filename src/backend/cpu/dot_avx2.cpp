@@ -76,32 +76,15 @@ PADDOCK_TARGET_AVX2 void floats_n(int64_t n, const void* x, const void* y, size_
   }
 }
 
+// One FMA chain per column, as ggml's AVX2 vec_dot_q8_0_q8_0 sums (quant/lanes8.h): the quant
+// table's order, bit for bit. Models multiply interleaved rows (gemm.h); this serves odd shapes.
 template <int NY>
 PADDOCK_TARGET_AVX2 void q8_0_n(int64_t n, const void* x, const void* y, size_t ys, float* out) {
   const BlockQ8_0* xb = static_cast<const BlockQ8_0*>(x);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
   detail::start_columns(y, ys, yb, acc);
-  // Even and odd blocks go to separate accumulators, so decode is not bound by the latency
-  // of one FMA chain (a Q8_0 block is only a few instructions of work).
-  __m256 acc_odd[NY];
-  for (int j = 0; j < NY; ++j) acc_odd[j] = _mm256_setzero_ps();
-  const int64_t nb = n / kQK8_0;
-  int64_t i = 0;
-  for (; i + 1 < nb; i += 2) {
-    const __m256i q0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[i].qs));
-    const __m256i q1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[i + 1].qs));
-    const float dx0 = half(xb[i].d);
-    const float dx1 = half(xb[i + 1].d);
-    for (int j = 0; j < NY; ++j) {
-      const __m256i p0 = dot_i8(q0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb[j][i].qs)));
-      const __m256i p1 = dot_i8(q1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(yb[j][i + 1].qs)));
-      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx0 * half(yb[j][i].d)), _mm256_cvtepi32_ps(p0), acc[j]);
-      acc_odd[j] =
-          _mm256_fmadd_ps(_mm256_set1_ps(dx1 * half(yb[j][i + 1].d)), _mm256_cvtepi32_ps(p1), acc_odd[j]);
-    }
-  }
-  if (i < nb) {
+  for (int64_t i = 0; i < n / kQK8_0; ++i) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[i].qs));
     const float dx = half(xb[i].d);
     for (int j = 0; j < NY; ++j) {
@@ -109,7 +92,7 @@ PADDOCK_TARGET_AVX2 void q8_0_n(int64_t n, const void* x, const void* y, size_t 
       acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * half(yb[j][i].d)), _mm256_cvtepi32_ps(p), acc[j]);
     }
   }
-  for (int j = 0; j < NY; ++j) out[j] = hsum(_mm256_add_ps(acc[j], acc_odd[j]));
+  for (int j = 0; j < NY; ++j) out[j] = hsum(acc[j]);
 }
 
 template <int NY>

@@ -22,6 +22,12 @@ PADDOCK_TARGET_AVX2 inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+PADDOCK_TARGET_AVX2 inline int32_t hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+  return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
+}
+
 PADDOCK_TARGET_AVX2 inline float half(uint16_t h) { return _cvtsh_ss(h); }
 
 // Eight int32 sums of four products each of signed bytes x and y (|x| <= 127 or y != -128).

@@ -161,17 +161,17 @@ PADDOCK_TARGET_AVX2 void blocks32_n(int64_t n, const void* x, const void* y, siz
       }
     }
   }
-  if (i < nb) {
+  for (int j = 0; j < NY; ++j) out[j] = hsum(_mm256_add_ps(acc0[j], acc1[j])) + mins[j];
+  if (i < nb) {  // an odd last block after the sum, as ggml's scalar tail (MXFP4's order)
     const __m256i q = K::quants(xb[i], table);
     const float dx = block_scale<K>(xb[i]);
     for (int j = 0; j < NY; ++j) {
       const Y& yj = yb[j][i];
       const __m256i p = K::dot(q, load32(yj.qs));
-      acc0[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * half(yj.d)), _mm256_cvtepi32_ps(p), acc0[j]);
-      if constexpr (K::kMin) mins[j] += half(xb[i].m) * half(yj.s);
+      out[j] += dx * half(yj.d) * static_cast<float>(hsum_i32(p));
+      if constexpr (K::kMin) out[j] += half(xb[i].m) * half(yj.s);
     }
   }
-  for (int j = 0; j < NY; ++j) out[j] = hsum(_mm256_add_ps(acc0[j], acc1[j])) + mins[j];
 }
 
 // IQ4_XS: 8 groups of 32 with value d * (ls - 32) * level(q). The group scale multiplies the

@@ -26,6 +26,8 @@ using quant_test::gaussian_row;
 
 constexpr DType kRepackable[] = {DType::kQ4_0, DType::kQ4_K, DType::kQ6_K, DType::kQ8_0, DType::kMXFP4};
 constexpr int64_t kRows = 2 * cpu::kRepackRows;
+// The types whose kernels sum in ggml's AVX2 order (quant/lanes8.h), as the reference does.
+constexpr DType kGgmlOrder[] = {DType::kQ8_0, DType::kMXFP4};
 
 struct Case {
   std::vector<uint8_t> w;  // kRows rows
@@ -43,7 +45,8 @@ double abs_dot(DType wt, const uint8_t* w, const uint8_t* y, int64_t n) {
   return s;
 }
 
-// Runs every group through the kernel and checks each (row, column) against vec_dot. With
+// Runs every group through the kernel and checks each (row, column) against vec_dot (rel_tol 0:
+// bit for bit). With
 // offset, the kernel gets the activations through cpu::offset_activations, as mul_mat gives them.
 void check(cpu::GemmFn gemm, DType t, const Case& c, double rel_tol, bool offset = false) {
   const QuantOps* ops = quant_ops(t);
@@ -67,9 +70,15 @@ void check(cpu::GemmFn gemm, DType t, const Case& c, double rel_tol, bool offset
           const uint8_t* col = c.y.data() + yb * static_cast<size_t>(j);
           float expected = 0;
           ops->vec_dot(c.n, &expected, w_row, col);
-          EXPECT_NEAR(out[cpu::kRepackRows * j + r], expected, rel_tol * abs_dot(t, w_row, col, c.n) + 1e-30)
-              << dtype_name(t) << " n " << c.n << " ny " << ny << " row " << g * cpu::kRepackRows + r
-              << " column " << j;
+          const float got = out[cpu::kRepackRows * j + r];
+          if (rel_tol == 0) {
+            EXPECT_EQ(got, expected) << dtype_name(t) << " n " << c.n << " ny " << ny << " row "
+                                     << g * cpu::kRepackRows + r << " column " << j;
+          } else {
+            EXPECT_NEAR(got, expected, rel_tol * abs_dot(t, w_row, col, c.n) + 1e-30)
+                << dtype_name(t) << " n " << c.n << " ny " << ny << " row " << g * cpu::kRepackRows + r
+                << " column " << j;
+          }
         }
       }
     }
@@ -155,6 +164,16 @@ TEST_P(GemmKernels, MatchReferenceVecDotOnGaussianRows) {
   }
 }
 
+TEST_P(GemmKernels, Q8_0AndMXFP4AreTheReferenceBitForBit) {
+  PADDOCK_SKIP_WITHOUT_ISA(GetParam());
+  if (GetParam() == CpuIsa::kScalar) GTEST_SKIP() << "the scalar path multiplies the original rows";
+  for (DType t : kGgmlOrder) {
+    const bool offset = cpu::gemm_offsets_activations(GetParam(), t);
+    for (int64_t blocks : {1, 2, 7, 8, 33})
+      check(cpu::gemm_kernel(GetParam(), t), t, gaussian_case(t, blocks, 1.0f), 0, offset);
+  }
+}
+
 TEST_P(GemmKernels, IntegerSumsStayExactAtTheExtremes) {
   PADDOCK_SKIP_WITHOUT_ISA(GetParam());
   if (GetParam() == CpuIsa::kScalar) GTEST_SKIP() << "the scalar path multiplies the original rows";
@@ -231,6 +250,11 @@ TEST(GemmKernelsVnniEmulated, MatchReferenceVecDot) {
       check(gemm, t, gaussian_case(t, blocks, 300.0f), 2e-5, offset);
     }
     for (int64_t blocks : {1, 3}) check(gemm, t, extreme_case(t, blocks), 1e-6, offset);
+  }
+  for (DType t : kGgmlOrder) {
+    for (int64_t blocks : {1, 2, 7, 8, 33})
+      check(vnni_emulated_kernel(t), t, gaussian_case(t, blocks, 1.0f), 0,
+            cpu::gemm_offsets_activations(CpuIsa::kAvx512, t));
   }
 }
 

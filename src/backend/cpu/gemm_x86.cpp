@@ -26,7 +26,13 @@ struct Vpdpbusd {
 }  // namespace
 
 PADDOCK_GEMM_KERNELS(gemm_kernel_avx2, gemm_x86::Maddubs, PADDOCK_TARGET_AVX2)
-PADDOCK_GEMM_KERNELS(gemm_kernel_avx512, gemm_x86::Vnni<Vpdpbusd>, PADDOCK_TARGET_AVX512)
+PADDOCK_GEMM_KERNELS(gemm_kernel_vnni, gemm_x86::Vnni<Vpdpbusd>, PADDOCK_TARGET_AVX512)
+
+// Q8_0 and MXFP4 sum 8 lanes per row in float (lanes_n): 512-bit registers halve that work.
+GemmFn gemm_kernel_avx512(DType t) {
+  const GemmFn wide = gemm_lanes_avx512(t);
+  return wide != nullptr ? wide : gemm_kernel_vnni(t);
+}
 
 #else
 

@@ -78,7 +78,8 @@ PADDOCK_GEMM_INLINE __m256i dup_pairs(__m256i v, bool odd) {
 // scaled(b, s). dot_i32(acc, u, s): int32 acc += 4 products of u and the signed bytes s per lane.
 struct Maddubs {
   static constexpr int kChains = 1;           // see q4_K_nibble
-  static constexpr bool kOffsetQ8_0 = false;  // see q8_0_n
+  static constexpr bool kOffsetQ8_0 = false;  // see step_dot
+  static constexpr int kSumRegisters = 8;     // see lanes_n: AVX2 has 16 vector registers
   PADDOCK_GEMM_INLINE static __m256i dot(__m256i acc, __m256i u, const int8_t* y) {
     return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, bcast4(y)));
   }
@@ -99,6 +100,7 @@ template <typename D>
 struct Vnni {
   static constexpr int kChains = 2;
   static constexpr bool kOffsetQ8_0 = true;
+  static constexpr int kSumRegisters = 16;  // of AVX-512's 32
   PADDOCK_GEMM_INLINE static __m256i dot(__m256i acc, __m256i u, const int8_t* y) {
     return D::dpbusd_bcast(acc, u, y);
   }
@@ -313,85 +315,170 @@ PADDOCK_GEMM_INLINE void q6_K_n(int64_t k, const void* w, const void* y, size_t 
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
 }
 
-// Q8_0, signed x signed. Maddubs multiplies |x| by sign(y, x), and a pair can reach 32258, so
-// each step is widened to int32 at once. With P::kOffsetQ8_0 the activations come offset by 128
-// (gemm.h, offset_activations) as vpdpbusd's unsigned operand, and each row's sum of quants times
-// 128, one vpdpbusd per step for all columns, is taken off: the columns need no sign fix-up.
-// Q4_0 takes the same path: its 4 steps of nibbles unpack to 8 steps of signed bytes q - 8
-// (low nibbles: elements 4s.., high: 16 + 4s..), each then dotted as a Q8_0 step. MXFP4 too,
-// its nibbles mapped through kMXFP4Values (|level| <= 12) and its scales from the exponents.
-template <typename P, typename Block8, int NY>
-PADDOCK_GEMM_INLINE void x8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  constexpr bool kLevels = std::is_same_v<Block8, BlockMXFP4x8>;
-  constexpr bool kNibbles = kLevels || std::is_same_v<Block8, BlockQ4_0x8>;
-  const Block8* wb = static_cast<const Block8*>(w);
+// One step of a 32-element block of 8 interleaved rows against 4 broadcast activations: each
+// row's exact int32 sum of 4 products, added to `start` (step_start). q holds the signed quants.
+// Maddubs multiplies |q| by sign(y, q) (a pair can reach 32258, so it is widened to int32 at
+// once); with P::kOffsetQ8_0 the activations come offset by 128 (gemm.h, offset_activations) as
+// vpdpbusd's unsigned operand, and start holds minus the step's 128 * sum(q) per row.
+template <typename P>
+PADDOCK_GEMM_INLINE __m256i step_start(__m256i q, __m256i c80) {
+  if constexpr (P::kOffsetQ8_0) {
+    return _mm256_sub_epi32(_mm256_setzero_si256(), P::dot_i32(_mm256_setzero_si256(), c80, q));
+  } else {
+    return _mm256_setzero_si256();
+  }
+}
+
+template <typename P>
+PADDOCK_GEMM_INLINE __m256i step_dot(__m256i start, __m256i q, const int8_t* y) {
+  if constexpr (P::kOffsetQ8_0) {
+    return P::dot_i32(start, bcast4(y), q);
+  } else {
+    return P::dot_i32(start, _mm256_sign_epi8(q, q), _mm256_sign_epi8(bcast4(y), q));
+  }
+}
+
+// Step s (0..7) of a Q8_0, Q4_0 or MXFP4 block of 8 rows: the signed quants of elements
+// 4s..4s+3 of each row (the nibble types keep steps 0-3 in the low nibbles of qs groups 0-3 and
+// steps 4-7 in the high ones; MXFP4's map through kMXFP4Values, |level| <= 12).
+template <typename Block8>
+PADDOCK_GEMM_INLINE __m256i step_quants(const Block8& b, int s, __m256i levels) {
+  if constexpr (std::is_same_v<Block8, BlockQ8_0x8>) {
+    return load256(b.qs + 32 * s);
+  } else {
+    const __m256i raw = load256(b.qs + 32 * (s % 4));
+    const __m256i nib = _mm256_and_si256(s < 4 ? raw : _mm256_srli_epi16(raw, 4), _mm256_set1_epi8(0x0F));
+    if constexpr (std::is_same_v<Block8, BlockMXFP4x8>) return _mm256_shuffle_epi8(levels, nib);
+    return _mm256_sub_epi8(nib, _mm256_set1_epi8(8));
+  }
+}
+
+// Each row's scale: fp16 d, or MXFP4's E8M0 exponents.
+template <typename Block8>
+PADDOCK_GEMM_INLINE __m256 block_scales(const Block8& b) {
+  if constexpr (std::is_same_v<Block8, BlockMXFP4x8>) {
+    return e8m0_halves(b.e);
+  } else {
+    return load_halves(b.d);
+  }
+}
+
+PADDOCK_GEMM_INLINE __m256i mxfp4_levels() {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMXFP4Values.data())));
+}
+
+// Q4_0: a block's 8 steps summed in int32 and scaled once per row, for NY columns at once.
+template <typename P, int NY>
+PADDOCK_GEMM_INLINE void q4_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  const BlockQ4_0x8* wb = static_cast<const BlockQ4_0x8*>(w);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
   detail::start_columns(y, ys, yb, acc);
   const __m256i c80 = _mm256_set1_epi8(static_cast<char>(0x80));
-  const __m256i levels =
-      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMXFP4Values.data())));
-  const int64_t nb = k / kQK8_0;
+  const int64_t nb = k / kQK4_0;
   for (int64_t i = 0; i < nb; ++i) {
-    const Block8& b = wb[i];
-    // Block-groups of 144 (Q4_0), 136 (MXFP4) or 272 (Q8_0) bytes: about the K-quants' distance in bytes.
-    prefetch(wb + i + (kNibbles ? 8 : 4) * kAhead);
+    const BlockQ4_0x8& b = wb[i];
+    prefetch(wb + i + 8 * kAhead);  // block-groups of 144 bytes: about the K-quants' distance
     constexpr int kC = P::kChains;  // as in q4_K_nibble
     __m256i sumi[kC][NY], offset = _mm256_setzero_si256();
     for (int c = 0; c < kC; ++c)
       for (int j = 0; j < NY; ++j) sumi[c][j] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
-      __m256i q;
-      int at;  // the step's first activation
-      if constexpr (kNibbles) {
-        const __m256i raw = load256(b.qs + 32 * (s / 2));
-        const __m256i nib = _mm256_and_si256(s % 2 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0F));
-        q = kLevels ? _mm256_shuffle_epi8(levels, nib) : _mm256_sub_epi8(nib, _mm256_set1_epi8(8));
-        at = 4 * (s / 2) + 16 * (s % 2);
-      } else {
-        q = load256(b.qs + 32 * s);
-        at = 4 * s;
-      }
-      if constexpr (P::kOffsetQ8_0) {
-        offset = P::dot_i32(offset, c80, q);
-        for (int j = 0; j < NY; ++j)
-          sumi[s % kC][j] = P::dot_i32(sumi[s % kC][j], bcast4(yb[j][i].qs + at), q);
-      } else {
-        const __m256i aq = _mm256_sign_epi8(q, q);
-        for (int j = 0; j < NY; ++j)
-          sumi[s % kC][j] = P::dot_i32(sumi[s % kC][j], aq, _mm256_sign_epi8(bcast4(yb[j][i].qs + at), q));
-      }
+      const __m256i q = step_quants(b, s, _mm256_setzero_si256());
+      if constexpr (P::kOffsetQ8_0) offset = P::dot_i32(offset, c80, q);
+      for (int j = 0; j < NY; ++j) sumi[s % kC][j] = step_dot<P>(sumi[s % kC][j], q, yb[j][i].qs + 4 * s);
     }
-    __m256 d;
-    if constexpr (kLevels) {
-      d = e8m0_halves(b.e);
-    } else {
-      d = load_halves(b.d);
-    }
+    const __m256 d = block_scales(b);
     for (int j = 0; j < NY; ++j) {
-      const __m256 yd = _mm256_set1_ps(_cvtsh_ss(yb[j][i].d));
       __m256i sum = kC == 1 ? sumi[0][j] : _mm256_add_epi32(sumi[0][j], sumi[kC - 1][j]);
       if constexpr (P::kOffsetQ8_0) sum = _mm256_sub_epi32(sum, offset);
-      acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sum), acc[j]);
+      acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(yb[j][i].d))),
+                               _mm256_cvtepi32_ps(sum), acc[j]);
     }
   }
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
 }
 
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  x8_0_n<P, BlockQ8_0x8, NY>(k, w, y, ys, out);
+// Q8_0 and MXFP4 in ggml's AVX2 order (quant/lanes8.h), bit for bit with the quant table's dot:
+// step s is lane s of each row's block, and each lane keeps its own float sum per row across
+// blocks, one FMA per block; the lanes end in hsum_float_8's tree, for 8 rows at once. MXFP4
+// keeps even and odd blocks in two sets, added before the tree, and adds an odd last block
+// after it. That is 8 (MXFP4: 16) live sums per column, so the columns' steps are taken KS at
+// a time, each pass over the blocks keeping kSets * KS * NY sums within P::kSumRegisters.
+// With P::kOffsetQ8_0 each step's sum starts at minus the step's offset (step_dot), shared by
+// the columns.
+template <typename P, typename Block8, int NY>
+PADDOCK_GEMM_INLINE void lanes_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  constexpr int kSets = std::is_same_v<Block8, BlockMXFP4x8> ? 2 : 1;
+  constexpr int KS = kSets * 8 * NY <= P::kSumRegisters   ? 8
+                     : kSets * 4 * NY <= P::kSumRegisters ? 4
+                     : kSets * 2 * NY <= P::kSumRegisters ? 2
+                                                          : 1;
+  const Block8* wb = static_cast<const Block8*>(w);
+  const BlockQ8_0* yb[NY];
+  for (int j = 0; j < NY; ++j) yb[j] = reinterpret_cast<const BlockQ8_0*>(detail::column(y, ys, j));
+  const __m256i levels = mxfp4_levels();
+  const __m256i c80 = _mm256_set1_epi8(static_cast<char>(0x80));
+  const int64_t nb = k / kQK8_0;
+  const int64_t paired = nb - nb % kSets;
+  __m256 lane[NY][8];  // each column's finished lane sums
+  for (int s0 = 0; s0 < 8; s0 += KS) {
+    __m256 acc[kSets][NY][KS];
+    for (int t = 0; t < kSets; ++t)
+      for (int j = 0; j < NY; ++j)
+        for (int s = 0; s < KS; ++s) acc[t][j][s] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < paired; i += kSets) {
+#pragma GCC unroll 2
+      for (int t = 0; t < kSets; ++t) {
+        const Block8& b = wb[i + t];
+        prefetch(wb + i + t +
+                 (kSets == 2 ? 8 : 4) * kAhead);  // 136- or 272-byte groups: the K-quants' distance
+        const __m256 dw = block_scales(b);
+        __m256 dd[NY];
+        for (int j = 0; j < NY; ++j) dd[j] = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(yb[j][i + t].d)));
+#pragma GCC unroll 8
+        for (int s = 0; s < KS; ++s) {
+          const __m256i q = step_quants(b, s0 + s, levels);
+          const __m256i start = step_start<P>(q, c80);
+          for (int j = 0; j < NY; ++j) {
+            const __m256i p = step_dot<P>(start, q, yb[j][i + t].qs + 4 * (s0 + s));
+            acc[t][j][s] = _mm256_fmadd_ps(dd[j], _mm256_cvtepi32_ps(p), acc[t][j][s]);
+          }
+        }
+      }
+    }
+    for (int j = 0; j < NY; ++j)
+      for (int s = 0; s < KS; ++s)
+        lane[j][s0 + s] = kSets == 2 ? _mm256_add_ps(acc[0][j][s], acc[kSets - 1][j][s]) : acc[0][j][s];
+  }
+  for (int j = 0; j < NY; ++j) {
+    const __m256(&a)[8] = lane[j];
+    __m256 sum = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6])),
+                               _mm256_add_ps(_mm256_add_ps(a[1], a[5]), _mm256_add_ps(a[3], a[7])));
+    if (paired < nb) {  // MXFP4's odd last block: its whole integer sum, scaled, after the tree
+      const Block8& b = wb[paired];
+      const BlockQ8_0& yl = yb[j][paired];
+      __m256i sumi = _mm256_setzero_si256();
+      for (int s = 0; s < 8; ++s) {
+        const __m256i q = step_quants(b, s, levels);
+        sumi = _mm256_add_epi32(sumi, step_dot<P>(step_start<P>(q, c80), q, yl.qs + 4 * s));
+      }
+      sum = _mm256_add_ps(sum, _mm256_mul_ps(_mm256_mul_ps(block_scales(b), _mm256_set1_ps(_cvtsh_ss(yl.d))),
+                                             _mm256_cvtepi32_ps(sumi)));
+    }
+    _mm256_storeu_ps(out + 8 * j, sum);
+  }
 }
 
 template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q4_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  x8_0_n<P, BlockQ4_0x8, NY>(k, w, y, ys, out);
+PADDOCK_GEMM_INLINE void q8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  lanes_n<P, BlockQ8_0x8, NY>(k, w, y, ys, out);
 }
 
 template <typename P, int NY>
 PADDOCK_GEMM_INLINE void mxfp4_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  x8_0_n<P, BlockMXFP4x8, NY>(k, w, y, ys, out);
+  lanes_n<P, BlockMXFP4x8, NY>(k, w, y, ys, out);
 }
 
 }  // namespace paddock::cpu::gemm_x86
