@@ -120,7 +120,7 @@ struct ForwardContext {
   std::span<const int32_t> out_rows;  // batch rows that produce output, ascending
   Head head;
   RopeParams rope;                         // the model's; each layer's base and scale: layer_rope
-  std::optional<TensorView> rope_factors;  // rope_freqs.weight, when the model has it
+  std::optional<TensorView> rope_factors;  // the model's per-frequency factors, if any (Model::rope_factors)
   int64_t n_tokens() const { return static_cast<int64_t>(pos.size()); }
   bool last_layer(int64_t il) const { return il == hp.n_layer - 1; }
 };

@@ -35,7 +35,10 @@ Status load_experts(const gguf::File& file, const gguf::KeyReader& r, HParams& h
 }
 
 // rope.scaling.*: linear divides every angle by the factor; YaRN (gpt-oss) blends scaled
-// and unscaled angles and sets the magnitude factor as llama.cpp's llama_context does.
+// and unscaled angles and sets the magnitude factor as llama.cpp's llama_context does. Any
+// model may carry a magnitude factor (attn_factor: phi3's LongRoPE files, with no scaling
+// type) and the context its factors were trained for (original_context_length: YaRN's
+// corners, phi3's choice between its long and short factors).
 Status load_rope_scaling(const gguf::KeyReader& r, HParams& hp) {
   const std::string_view scaling = r.string("rope.scaling.type").value_or("none");
   PADDOCK_ASSIGN(const float factor, r.optional_float("rope.scaling.factor", 0.0f));
@@ -43,20 +46,27 @@ Status load_rope_scaling(const gguf::KeyReader& r, HParams& hp) {
     return unsupported("rope scaling type \"" + std::string(scaling) +
                        "\" is not supported (supported: none, linear, yarn)");
   }
-  if (scaling == "none" || !(factor > 0)) return Status::ok();
-  hp.rope_freq_scale = 1.0f / factor;
-  if (scaling != "yarn") return Status::ok();
-  hp.yarn_ext_factor = 1.0f;
+  PADDOCK_ASSIGN(const float attn_factor, r.optional_float("rope.scaling.attn_factor", 1.0f));
+  if (!(attn_factor > 0) || !std::isfinite(attn_factor)) {
+    return corrupt("key " + r.name("rope.scaling.attn_factor") + ": expected a positive number");
+  }
   PADDOCK_ASSIGN(hp.n_ctx_orig_yarn, r.optional_int("rope.scaling.original_context_length", hp.n_ctx_train));
   if (hp.n_ctx_orig_yarn < 1 || hp.n_ctx_orig_yarn > (int64_t{1} << 30)) {
     return corrupt("key " + r.name("rope.scaling.original_context_length") + ": expected 1..2^30");
   }
+  hp.yarn_attn_factor = attn_factor;
+  if (scaling == "none" || !(factor > 0)) return Status::ok();
+  hp.rope_freq_scale = 1.0f / factor;
+  if (scaling != "yarn") return Status::ok();
+  hp.yarn_ext_factor = 1.0f;
   PADDOCK_ASSIGN(hp.yarn_beta_fast, r.optional_float("rope.scaling.yarn_beta_fast", 32.0f));
   PADDOCK_ASSIGN(hp.yarn_beta_slow, r.optional_float("rope.scaling.yarn_beta_slow", 1.0f));
   PADDOCK_ASSIGN(const float log_mul, r.optional_float("rope.scaling.yarn_log_multiplier", 0.0f));
-  PADDOCK_ASSIGN(const float attn_factor, r.optional_float("rope.scaling.attn_factor", 1.0f));
-  const auto mscale = [](float scale, float m) { return scale <= 1.0f ? 1.0f : 0.1f * m * std::log(scale) + 1.0f; };
-  hp.yarn_attn_factor = log_mul != 0.0f ? mscale(factor, 1.0f) / mscale(factor, log_mul) : mscale(factor, 1.0f);
+  const auto mscale = [](float scale, float m) {
+    return scale <= 1.0f ? 1.0f : 0.1f * m * std::log(scale) + 1.0f;
+  };
+  hp.yarn_attn_factor =
+      log_mul != 0.0f ? mscale(factor, 1.0f) / mscale(factor, log_mul) : mscale(factor, 1.0f);
   // The rope kernel scales by 1 + 0.1 ln(factor) again (ggml_rope_yarn): cancel it once here.
   hp.yarn_attn_factor *= 1.0f / (1.0f + 0.1f * std::log(factor));
   hp.yarn_attn_factor *= attn_factor;

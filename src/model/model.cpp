@@ -9,9 +9,13 @@
 namespace paddock {
 
 KvCacheConfig kv_config(const HParams& hp, int64_t n_ctx, DType type, int64_t n_batch) {
-  KvCacheConfig c{.n_ctx = n_ctx, .head_dim_k = hp.head_dim_k, .head_dim_v = hp.head_dim_v, .type = type,
+  KvCacheConfig c{.n_ctx = n_ctx,
+                  .head_dim_k = hp.head_dim_k,
+                  .head_dim_v = hp.head_dim_v,
+                  .type = type,
                   .n_batch = n_batch};
-  const bool windows = std::any_of(hp.layers.begin(), hp.layers.end(), [](const LayerParams& l) { return l.window > 0; });
+  const bool windows =
+      std::any_of(hp.layers.begin(), hp.layers.end(), [](const LayerParams& l) { return l.window > 0; });
   for (const LayerParams& l : hp.layers) {
     c.n_head_kv.push_back(l.n_head_kv);
     if (windows) c.window.push_back(l.window);
@@ -96,7 +100,7 @@ Result<std::vector<std::vector<float>>> Model::forward_batch(
                    .out_rows = g.keep(out_rows),
                    .head = head,
                    .rope = rope(),
-                   .rope_factors = rope_factors()};
+                   .rope_factors = rope_factors(seqs.front().kv->n_ctx())};
   const TensorView result = compute(c, tokens);  // [n_vocab or n_embd, n_out]
   PADDOCK_TRY(g.allocate(be.device()));
   PADDOCK_TRY(be.compute(g, after));
@@ -140,14 +144,15 @@ Status Model::shift(Backend& be, KvCache& kv, int64_t first, int64_t n) const {
     const size_t mark = g.mark();
     // Rotations compose: rotating a key roped at position p by -n gives the key at p - n
     // (and by 0 leaves it as it is).
-    const TensorView k = kv.k(il, m.first_cell, static_cast<int64_t>(m.delta.size()));  // [d_k, n_head_kv, cells]
+    const TensorView k =
+        kv.k(il, m.first_cell, static_cast<int64_t>(m.delta.size()));  // [d_k, n_head_kv, cells]
     const TensorView f = g.tensor(DType::kF32, {k.ne[0], k.ne[1], k.ne[2]});
     g.copy(k, f, layer_name("k_shift_in", il));
     RopeParams r = rope_for(il);
-    // A pure rotation: YaRN's magnitude factor is in the keys already, so the kernel's own
-    // 1 + 0.1 ln(1 / freq_scale) is cancelled here.
-    if (r.ext_factor != 0.0f) r.attn_factor = 1.0f / (1.0f + 0.1f * std::log(1.0f / r.freq_scale));
-    g.copy(g.rope(f, m.delta, r, rope_factors(), layer_name("k_shifted", il)), k,
+    // A pure rotation: the magnitude factor is in the keys already, so it is 1 here, and
+    // YaRN's kernel-side 1 + 0.1 ln(1 / freq_scale) is cancelled.
+    r.attn_factor = r.ext_factor != 0.0f ? 1.0f / (1.0f + 0.1f * std::log(1.0f / r.freq_scale)) : 1.0f;
+    g.copy(g.rope(f, m.delta, r, rope_factors(kv.n_ctx()), layer_name("k_shifted", il)), k,
            layer_name("k_shift", il));
     g.release_since(mark, TensorView{});  // the next layer may reuse this one's F32 rows
   }

@@ -5,8 +5,8 @@
 // per sequence over that sequence's cache. Immutable after load; the KvCaches hold all the
 // mutable state, so sequences join and leave a batch between passes.
 //   PADDOCK_ASSIGN(auto model, load_model(*file, *backend));    // registry.h
-//   PADDOCK_ASSIGN(KvCache kv, KvCache::create(kv_config(model->hparams(), 1024, DType::kF16), be->device()));
-//   PADDOCK_ASSIGN(std::vector<float> logits, model->forward(*backend, kv, ids, pos, false));
+//   PADDOCK_ASSIGN(KvCache kv, KvCache::create(kv_config(model->hparams(), 1024, DType::kF16),
+//   be->device())); PADDOCK_ASSIGN(std::vector<float> logits, model->forward(*backend, kv, ids, pos, false));
 //   SeqInput in[2] = {{&kv_a, ids_a, pos_a, Outputs::kLast}, {&kv_b, ids_b, pos_b, Outputs::kLast}};
 //   PADDOCK_ASSIGN(auto out, model->forward_batch(*backend, in, Head::kLogits));  // out[s]
 #pragma once
@@ -75,10 +75,11 @@ class Model {
 
  protected:
   explicit Model(HParams hp) : hp_(std::move(hp)) {}
-  // The architecture's RoPE settings (mode, dims) and its per-frequency factors, if any.
+  // The architecture's RoPE settings (mode, dims) and its per-frequency factors, if any, for
+  // sequences of n_ctx cells (phi3's LongRoPE factors depend on it).
   virtual RopeParams rope() const = 0;
   RopeParams rope_for(int64_t il) const { return layer_rope(rope(), hp_.layer(il)); }
-  virtual std::optional<TensorView> rope_factors() const = 0;
+  virtual std::optional<TensorView> rope_factors(int64_t n_ctx) const = 0;
   // The architecture's graph. Inputs are validated and c.rope is set; returns
   // [n_vocab or n_embd, c.out_rows.size()] as c.head says.
   virtual TensorView compute(ForwardContext& c, std::span<const int32_t> tokens) const = 0;

@@ -28,6 +28,7 @@ struct Spec {
   int64_t head_dim = 0;                                // explicit key_length when nonzero
   std::vector<int32_t> n_ff_layers, n_head_kv_layers;  // per-layer array keys when not empty
   bool qkv_bias = false, qk_norm = false, tied = false, rope_freqs = false;
+  bool longrope = false;  // phi3's short and long factors, original context 16, attn_factor 1.19
   int64_t n_expert = 0, n_expert_used = 0;  // > 0: a mixture of experts of n_ff each in place of the FFN
   std::map<std::string, std::vector<int64_t>> shape_override;
   std::map<std::string, DType> type_override;
@@ -73,15 +74,26 @@ class TinyModel {
     add(w, s, "output_norm.weight", {s.n_embd}, 0.1f, 1.0f);
     if (!s.tied) add(w, s, "output.weight", {s.n_embd, s.n_vocab}, 0.3f);
     if (s.rope_freqs) add(w, s, "rope_freqs.weight", {hd / 2}, 0.5f, 2.0f);
+    if (s.longrope) {
+      add(w, s, "rope_factors_short.weight", {hd / 2}, 0.5f, 2.0f);
+      add(w, s, "rope_factors_long.weight", {hd / 2}, 3.0f, 8.0f);
+      key("rope.scaling.original_context_length", 16);
+      w.set_f32(a + ".rope.scaling.attn_factor", 1.19f);
+    }
+    const bool phi3 = a == "phi3";  // Q, K, V fused in attn_qkv; gate and up in ffn_up
     for (int64_t l = 0; l < s.n_layer; ++l) {
       const std::string p = "blk." + std::to_string(l) + ".";
       const auto li = static_cast<size_t>(l);
       const int64_t n_ff = li < s.n_ff_layers.size() && s.n_ff_layers[li] > 0 ? s.n_ff_layers[li] : s.n_ff;
       const int64_t nk = (li < s.n_head_kv_layers.size() ? s.n_head_kv_layers[li] : s.n_head_kv) * hd;
       add(w, s, p + "attn_norm.weight", {s.n_embd}, 0.1f, 1.0f);
-      add(w, s, p + "attn_q.weight", {s.n_embd, nq}, 0.3f);
-      add(w, s, p + "attn_k.weight", {s.n_embd, nk}, 0.3f);
-      add(w, s, p + "attn_v.weight", {s.n_embd, nk}, 0.3f);
+      if (phi3) {
+        add(w, s, p + "attn_qkv.weight", {s.n_embd, nq + 2 * nk}, 0.3f);
+      } else {
+        add(w, s, p + "attn_q.weight", {s.n_embd, nq}, 0.3f);
+        add(w, s, p + "attn_k.weight", {s.n_embd, nk}, 0.3f);
+        add(w, s, p + "attn_v.weight", {s.n_embd, nk}, 0.3f);
+      }
       add(w, s, p + "attn_output.weight", {nq, s.n_embd}, 0.3f);
       if (s.qkv_bias) {
         add(w, s, p + "attn_q.bias", {nq}, 0.2f);
@@ -110,8 +122,8 @@ class TinyModel {
         }
         continue;
       }
-      add(w, s, p + "ffn_gate.weight", {s.n_embd, n_ff}, 0.3f);
-      add(w, s, p + "ffn_up.weight", {s.n_embd, n_ff}, 0.3f);
+      if (!phi3) add(w, s, p + "ffn_gate.weight", {s.n_embd, n_ff}, 0.3f);
+      add(w, s, p + "ffn_up.weight", {s.n_embd, phi3 ? 2 * n_ff : n_ff}, 0.3f);
       add(w, s, p + "ffn_down.weight", {n_ff, s.n_embd}, 0.3f);
     }
     Result<std::vector<uint8_t>> bytes = w.write_buffer();
@@ -209,7 +221,8 @@ TEST(Model, Qwen3MoeRoutesEachTokenAsInABatch) {
       Spec{.arch = "qwen3moe", .qk_norm = true, .n_expert = 6, .n_expert_used = 2});
 }
 TEST(Model, GptOssWithSinksWindowsYarnAndExpertBiases) {
-  expect_batch_matches_incremental(Spec{.arch = "gpt-oss", .qkv_bias = true, .n_expert = 6, .n_expert_used = 2});
+  expect_batch_matches_incremental(
+      Spec{.arch = "gpt-oss", .qkv_bias = true, .n_expert = 6, .n_expert_used = 2});
 }
 // The cpu backend's grouped expert products (and biases, clamped SwiGLU) equal ref's.
 void expect_cpu_matches_ref(const Spec& spec) {
@@ -238,6 +251,43 @@ TEST(Model, Qwen3MoeOnTheCpuBackendGroupsTokensByExpertAsRefDoes) {
 TEST(Model, GptOssOnTheCpuBackendAsRef) {
   expect_cpu_matches_ref(Spec{.arch = "gpt-oss", .qkv_bias = true, .n_expert = 6, .n_expert_used = 2});
 }
+TEST(Model, Phi3FusedWithLongRope) {
+  expect_batch_matches_incremental(Spec{.arch = "phi3", .longrope = true});
+}
+
+// phi3's LongRoPE: the short factors up to the original context (16 cells), the long ones
+// beyond it, as llama.cpp chooses by the context per sequence; the magnitude factor and
+// the original context are read without a scaling type.
+TEST(Model, Phi3TakesTheLongRopeFactorsBeyondTheOriginalContext) {
+  TinyModel tm(Spec{.arch = "phi3", .longrope = true});
+  Result<std::unique_ptr<Model>> m = tm.load();
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_FLOAT_EQ((*m)->hparams().yarn_attn_factor, 1.19f);
+  EXPECT_EQ((*m)->hparams().n_ctx_orig_yarn, 16);
+  const std::vector<int32_t> tokens = {1, 7, 3, 39, 0, 12};
+  const auto logits = [&](int64_t n_ctx) {
+    Result<KvCache> kv = KvCache::create(kv_config((*m)->hparams(), n_ctx, DType::kF32), host_device());
+    EXPECT_TRUE(kv.ok());
+    Result<std::vector<float>> out =
+        (*m)->forward(tm.backend(), *kv, tokens, iota_positions(0, tokens.size()), false);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return out.ok() ? *out : std::vector<float>{};
+  };
+  const std::vector<float> short8 = logits(8), short16 = logits(16), long32 = logits(32);
+  EXPECT_EQ(short8, short16);
+  double diff = 0;
+  for (size_t i = 0; i < short16.size() && i < long32.size(); ++i)
+    diff = std::max(diff, double(std::abs(short16[i] - long32[i])));
+  EXPECT_GT(diff, 1e-3);
+}
+
+TEST(ModelErrors, Phi3LongRopeNeedsBothFactorSets) {
+  TinyModel tm(Spec{.arch = "phi3", .longrope = true, .omit = {"rope_factors_long.weight"}});
+  const Result<std::unique_ptr<Model>> m = tm.load();
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("rope_factors_long.weight"), std::string::npos) << m.status().message();
+}
+
 TEST(Model, PerLayerFfnSizes) { expect_batch_matches_incremental(Spec{.n_ff_layers = {24, 40}}); }
 TEST(Model, PerLayerKvHeads) { expect_batch_matches_incremental(Spec{.n_head_kv_layers = {4, 1}}); }
 
@@ -384,10 +434,12 @@ TEST(OffloadableLayers, StopBelowTheHighestLayerWithATypeTheBackendLacks) {
   std::string blocker = "unset";
   EXPECT_EQ(limit(Spec{.n_layer = 3}, &blocker), 4);  // every layer and the output
   EXPECT_EQ(blocker, "");
-  EXPECT_EQ(limit(Spec{.n_layer = 3, .type_override = {{"blk.0.ffn_down.weight", DType::kF16}}}, &blocker), 2);
+  EXPECT_EQ(limit(Spec{.n_layer = 3, .type_override = {{"blk.0.ffn_down.weight", DType::kF16}}}, &blocker),
+            2);
   EXPECT_EQ(blocker, "blk.0.ffn_down.weight (F16)");
   EXPECT_EQ(limit(Spec{.n_layer = 3,
-                       .type_override = {{"blk.0.attn_q.weight", DType::kF16}, {"blk.1.attn_v.weight", DType::kF16}}},
+                       .type_override = {{"blk.0.attn_q.weight", DType::kF16},
+                                         {"blk.1.attn_v.weight", DType::kF16}}},
                   &blocker),
             1);
   EXPECT_EQ(blocker, "blk.1.attn_v.weight (F16)");
@@ -396,7 +448,8 @@ TEST(OffloadableLayers, StopBelowTheHighestLayerWithATypeTheBackendLacks) {
   EXPECT_EQ(blocker, "output.weight (F16)");
   // The token embeddings are gathered on the CPU, unless the output multiplies by them.
   EXPECT_EQ(limit(Spec{.n_layer = 3, .type_override = {{"token_embd.weight", DType::kF16}}}, &blocker), 4);
-  EXPECT_EQ(limit(Spec{.n_layer = 3, .tied = true, .type_override = {{"token_embd.weight", DType::kF16}}}, &blocker),
+  EXPECT_EQ(limit(Spec{.n_layer = 3, .tied = true, .type_override = {{"token_embd.weight", DType::kF16}}},
+                  &blocker),
             3);
   EXPECT_EQ(limit(Spec{.arch = "qwen3moe", .qk_norm = true, .n_expert = 6, .n_expert_used = 2}, &blocker), 0);
   EXPECT_EQ(blocker, "blk.1.ffn_gate_exps.weight (F32)");

@@ -11,13 +11,16 @@ class PreNormDecoder final : public Model {
 
  protected:
   RopeParams rope() const override { return rope_params(hp_, mode_); }
-  std::optional<TensorView> rope_factors() const override { return w_.rope_freqs; }
+  std::optional<TensorView> rope_factors(int64_t n_ctx) const override {
+    return w_.rope_freqs_long && n_ctx > hp_.n_ctx_orig_yarn ? w_.rope_freqs_long : w_.rope_freqs;
+  }
   TensorView compute(ForwardContext& c, std::span<const int32_t> tokens) const override {
     const size_t mark = c.g.mark();  // each layer's end releases all but its output
     TensorView x = c.g.get_rows(w_.embd_head.tok_embd, tokens, "embd");  // [n_embd, n_tokens]
     for (int64_t il = 0; il < hp_.n_layer; ++il) {
       c.g.set_layer(il);
-      x = pre_norm_layer(c, il, x, w_.layers[static_cast<size_t>(il)]);  // [n_embd, n_tokens; n_out after the last]
+      x = pre_norm_layer(c, il, x,
+                         w_.layers[static_cast<size_t>(il)]);  // [n_embd, n_tokens; n_out after the last]
       c.g.release_since(mark, x);
     }
     return lm_head(c, x, w_.embd_head);  // [n_vocab or n_embd, n_out]

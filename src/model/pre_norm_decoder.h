@@ -17,7 +17,11 @@ namespace paddock {
 
 struct PreNormDecoderWeights {
   EmbdHeadWeights embd_head;
-  std::optional<TensorView> rope_freqs;  // [n_rot / 2], llama's rope_freqs.weight
+  // [n_rot / 2] per-frequency RoPE factors: llama's rope_freqs.weight, or phi3's LongRoPE
+  // short factors with the long ones beside them, taken for contexts beyond n_ctx_orig_yarn
+  // (llama.cpp's get_rope_factors).
+  std::optional<TensorView> rope_freqs;
+  std::optional<TensorView> rope_freqs_long;
   std::vector<PreNormLayerWeights> layers;
 };
 

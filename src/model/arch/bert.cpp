@@ -39,13 +39,14 @@ class BertModel final : public Model {
 
  protected:
   RopeParams rope() const override { return rope_params(hp_, RopeMode::kNeox); }
-  std::optional<TensorView> rope_factors() const override { return std::nullopt; }
+  std::optional<TensorView> rope_factors(int64_t) const override { return std::nullopt; }
   TensorView compute(ForwardContext& c, std::span<const int32_t> tokens) const override {
     const size_t mark = c.g.mark();  // each layer's end releases all but its output
     TensorView x = c.g.get_rows(w_.tok_embd, tokens, "inp_embd");  // [n_embd, n_tokens]
     if (w_.type_embd) {
       constexpr int32_t kSentenceA[] = {0};
-      x = c.g.add(x, c.g.get_rows(*w_.type_embd, kSentenceA, "inp_type_row"), "inp_embd_types");  // [n_embd, 1] repeated
+      x = c.g.add(x, c.g.get_rows(*w_.type_embd, kSentenceA, "inp_type_row"),
+                  "inp_embd_types");  // [n_embd, 1] repeated
     }
     if (w_.pos_embd) x = c.g.add(x, c.g.get_rows(*w_.pos_embd, c.pos, "inp_pos_embd"), "inp_embd_pos");
     x = layer_norm(c, x, w_.embd_norm.weight, w_.embd_norm.bias, "inp_norm", -1);
@@ -65,7 +66,7 @@ class BertModel final : public Model {
     a = c.g.add(a, residual, layer_name("attn_res", il));
     const TensorView ffn_inp = layer_norm(c, a, w.attn_out_norm.weight, w.attn_out_norm.bias, "ffn_inp", il);
     TensorView f;
-    if (w.ffn_up_b) {  // bert
+    if (w.ffn_up_b) {                                                                            // bert
       const TensorView up = linear(c, w.ffn.up, w.ffn_up_b, ffn_inp, layer_name("ffn_up", il));  // [n_ff, n]
       f = linear(c, w.ffn.down, w.ffn_down_b, c.g.gelu(up, layer_name("ffn_gelu", il)),
                  layer_name("ffn_out", il));  // [n_embd, n]
@@ -109,7 +110,8 @@ Result<BertLayer> bind_layer(WeightBinder& b, const HParams& hp, int64_t il, Var
 Result<std::unique_ptr<Model>> load(const gguf::File& file, Backend& backend, Buffer& weights, Variant v) {
   const std::string_view arch = v == Variant::kBert ? "bert" : "nomic-bert";
   PADDOCK_ASSIGN(HParams hp, load_hparams(file, arch));
-  if (!(hp.norm_eps > 0)) return corrupt("missing key " + std::string(arch) + ".attention.layer_norm_epsilon");
+  if (!(hp.norm_eps > 0))
+    return corrupt("missing key " + std::string(arch) + ".attention.layer_norm_epsilon");
   if (v == Variant::kBert) hp.n_rot = 0;  // positions come from position_embd
   WeightBinder b(file, backend, weights);
   BertWeights w;

@@ -33,7 +33,7 @@ class Gemma3Model final : public Model {
 
  protected:
   RopeParams rope() const override { return rope_params(hp_, RopeMode::kNeox); }
-  std::optional<TensorView> rope_factors() const override { return std::nullopt; }
+  std::optional<TensorView> rope_factors(int64_t) const override { return std::nullopt; }
   TensorView compute(ForwardContext& c, std::span<const int32_t> tokens) const override {
     const size_t mark = c.g.mark();  // each layer's end releases all but its output
     TensorView x = c.g.get_rows(w_.embd_head.tok_embd, tokens, "embd");  // [n_embd, n_tokens]
