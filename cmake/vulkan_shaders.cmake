@@ -10,7 +10,7 @@ function(paddock_vulkan_shaders out_var)
   set(copy_types F32 F16 BF16 Q8_0 Q4_0)
   set(variants "rms_norm|rms_norm.comp|" "norm|rms_norm.comp|CENTER" "add|binary.comp|OP_ADD"
                "mul|binary.comp|OP_MUL" "swiglu|glu.comp|" "geglu|glu.comp|GELU" "scale|unary.comp|SCALE"
-               "gelu|unary.comp|GELU" "rope|rope.comp|")
+               "gelu|unary.comp|GELU" "tanh|unary.comp|TANH" "rope|rope.comp|")
   foreach(t ${weight_types})
     string(TOLOWER ${t} lt)
     list(APPEND variants "get_rows_${lt}|get_rows.comp|TYPE=${t}" "mul_mat_${lt}|mul_mat.comp|TYPE=${t}"

@@ -143,6 +143,7 @@ enum class Op : uint8_t {
               // last chosen expert copy src0
   kSwigluOai,  // gpt-oss's clamped SwiGLU: g = min(src0, limit), u = clamp(src1, -limit, limit),
                // dst = g * sigmoid(alpha g) * (u + 1); scalar alpha, scalar2 limit. All F32, one shape
+  kTanh,       // tanh(src0) (tanhf), F32, same shape: gemma2's logit softcaps, scale-tanh-scale as ggml
   kCount,
 };
 // kAttention: attention with grouped KV heads over one sequence's cache. src0 = q
@@ -159,9 +160,9 @@ enum class Op : uint8_t {
 // dst[:, s, t] = src0[:, :, expert] . x[:, s or 0, t], and 0 past its last chosen expert.
 inline constexpr size_t kOpCount = static_cast<size_t>(Op::kCount);
 inline constexpr std::array<std::string_view, kOpCount> kOpNames = {
-    "GET_ROWS", "MUL_MAT", "RMS_NORM", "MUL",  "ADD",  "ROPE",     "SWIGLU",     "FLASH_ATTN_EXT",
-    "CPY",      "GEGLU",   "SCALE",    "NORM", "GELU", "TOPK_MOE", "MUL_MAT_ID", "MOE_SUM",
-    "ADD_ID",   "SWIGLU_OAI",
+    "GET_ROWS",       "MUL_MAT", "RMS_NORM", "MUL",        "ADD",  "ROPE", "SWIGLU",
+    "FLASH_ATTN_EXT", "CPY",     "GEGLU",    "SCALE",      "NORM", "GELU", "TOPK_MOE",
+    "MUL_MAT_ID",     "MOE_SUM", "ADD_ID",   "SWIGLU_OAI", "TANH",
 };
 static_assert(kOpNames.size() == kOpCount, "one name per op");
 inline std::string_view op_name(Op op) { return kOpNames[static_cast<size_t>(op)]; }

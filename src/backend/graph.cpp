@@ -174,6 +174,11 @@ TensorView Graph::gelu(const TensorView& x, std::string name) {
   return record(Op::kGelu, std::move(name), {x}, out);
 }
 
+TensorView Graph::tanh(const TensorView& x, std::string name) {
+  TensorView out = tensor(DType::kF32, {x.ne[0], x.ne[1], x.ne[2], x.ne[3]});
+  return record(Op::kTanh, std::move(name), {x}, out);
+}
+
 TensorView Graph::moe_gate(const TensorView& logits, const MoeParams& p, std::string name) {
   PADDOCK_CHECK(logits.type == DType::kF32 && p.k > 0 && p.k <= logits.ne[0]);
   TensorView out = tensor(DType::kF32, {logits.ne[0], logits.ne[1]});

@@ -92,6 +92,7 @@ class Graph {
   TensorView scale(const TensorView& x, float s, std::string name);
   TensorView norm(const TensorView& x, float eps, std::string name);
   TensorView gelu(const TensorView& x, std::string name);
+  TensorView tanh(const TensorView& x, std::string name);
   // Mixture of experts: router logits [n_expert, N] -> gate [n_expert, N]; the chosen
   // experts' products [M, k, N] for x [K, 1 or k, N]; their gate-weighted sum [M, N].
   TensorView moe_gate(const TensorView& logits, const MoeParams& p, std::string name);
@@ -100,7 +101,8 @@ class Graph {
   TensorView moe_sum(const TensorView& experts_out, const TensorView& gate, std::string name);
   // The chosen experts' biases [M, n_expert] added to their slots of x [M, k, N].
   TensorView add_id(const TensorView& x, const TensorView& bias, const TensorView& gate, std::string name);
-  TensorView swiglu_oai(const TensorView& gate, const TensorView& up, float alpha, float limit, std::string name);
+  TensorView swiglu_oai(const TensorView& gate, const TensorView& up, float alpha, float limit,
+                        std::string name);
   // These two write into dst (rows of a planned tensor, a KV cache's cells).
   void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
                  const AttnParams& p, const std::optional<TensorView>& sinks, const TensorView& dst,

@@ -25,6 +25,8 @@ constexpr std::array kShapes = {
     SyntheticShape{"qwen3-0.6b", "qwen3", 1024, 28, 16, 8, 128, 3072, 128256, true, true, 1e-6f, 1000000.0f},
     SyntheticShape{"llama3.1-8b", "llama", 4096, 32, 32, 8, 128, 14336, 128256, false, false, 1e-5f,
                    500000.0f},
+    SyntheticShape{"gemma2-2b", "gemma2", 2304, 26, 8, 4, 256, 9216, 256000, true, false, 1e-6f, 10000.0f,
+                   ShapeLayout::kGemma3, 4096, 8192},
     SyntheticShape{"gemma3-1b", "gemma3", 1152, 26, 4, 1, 256, 6912, 262144, true, true, 1e-6f, 1000000.0f,
                    ShapeLayout::kGemma3, 512, 32768},
     SyntheticShape{"gemma3-4b", "gemma3", 2560, 34, 8, 4, 256, 10240, 262144, true, true, 1e-6f, 1000000.0f,
@@ -33,8 +35,8 @@ constexpr std::array kShapes = {
                    ShapeLayout::kPhi3, 0, 4096},
     SyntheticShape{"qwen3moe-7b-a1b", "qwen3moe", 2048, 16, 16, 4, 128, 1024, 151936, false, true, 1e-6f,
                    1000000.0f, ShapeLayout::kLlama, 0, 40960, 64, 8},
-    SyntheticShape{"gpt-oss-20b", "gpt-oss", 2880, 24, 64, 8, 64, 2880, 201088, false, false, 1e-5f, 150000.0f,
-                   ShapeLayout::kGptOss, 128, 131072, 32, 4},
+    SyntheticShape{"gpt-oss-20b", "gpt-oss", 2880, 24, 64, 8, 64, 2880, 201088, false, false, 1e-5f,
+                   150000.0f, ShapeLayout::kGptOss, 128, 131072, 32, 4},
     SyntheticShape{"bert-base", "bert", 768, 12, 12, 12, 64, 3072, 30522, true, false, 1e-12f, 10000.0f,
                    ShapeLayout::kBert, 0, 512},
     // Hidden: small enough for tests to build, save and bench in a second.
@@ -162,7 +164,8 @@ std::vector<TensorSpec> tensor_specs(const SyntheticShape& s, int64_t n_vocab) {
       out.push_back({p + "ffn_up.weight", {s.n_embd, s.n_ff}, Init::kProjection});
     }
     out.push_back({p + "ffn_down.weight", {s.n_ff, s.n_embd}, Init::kProjection});
-    if (s.layout == ShapeLayout::kGemma3) out.push_back({p + "post_ffw_norm.weight", {s.n_embd}, Init::kNorm});
+    if (s.layout == ShapeLayout::kGemma3)
+      out.push_back({p + "post_ffw_norm.weight", {s.n_embd}, Init::kNorm});
   }
   out.push_back({"output_norm.weight", {s.n_embd}, Init::kNorm});
   if (!s.tied) out.push_back({"output.weight", {s.n_embd, n_vocab}, Init::kProjection});

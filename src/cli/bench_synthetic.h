@@ -24,7 +24,8 @@ namespace paddock::cli {
 // How a layer's tensors are laid out beyond llama's.
 enum class ShapeLayout : uint8_t {
   kLlama,   // llama, qwen3 (qk_norm)
-  kGemma3,  // + post-attention and post-FFN norms, sliding windows of `window` on 5 of 6 layers
+  kGemma3,  // + post-attention and post-FFN norms, sliding windows of `window` (gemma3: on 5 of 6
+            // layers; gemma2: on even ones, its softcaps at llama.cpp's defaults)
   kPhi3,    // Q, K, V fused in attn_qkv; gate and up fused in ffn_up
   kBert,    // an encoder: position and token-type embeddings, LayerNorms and biases, GELU FFN
   kGptOss,  // biases on Q, K, V, O, the router and the experts; attention sinks; post_attention_norm
@@ -43,10 +44,10 @@ struct SyntheticShape {
   int64_t n_vocab;  // placeholder vocabulary size (replaced by --vocab's)
   bool tied;        // no output.weight: the head reads token_embd
   bool qk_norm;     // qwen3's attn_q_norm / attn_k_norm
-  float rms_eps;  // LayerNorm's epsilon for kBert
+  float rms_eps;    // LayerNorm's epsilon for kBert
   float rope_freq_base;
   ShapeLayout layout = ShapeLayout::kLlama;
-  int64_t window = 0;           // gemma3's and gpt-oss's sliding window
+  int64_t window = 0;  // gemma3's and gpt-oss's sliding window
   int64_t context_length = 131072;
   int64_t n_expert = 0;       // > 0: the FFN is that many experts of n_ff each (qwen3moe)
   int64_t n_expert_used = 0;  // experts per token

@@ -95,7 +95,8 @@ Result<MoeWeights> bind_moe_ffn(WeightBinder& b, const HParams& hp, int64_t il, 
   PADDOCK_ASSIGN(w.gate_inp_b, bind_part(b, biases, blk(il, "ffn_gate_inp.bias"), {hp.n_expert}));
   PADDOCK_ASSIGN(w.gate_exps_b, bind_part(b, biases, blk(il, "ffn_gate_exps.bias"), {n_ff, hp.n_expert}));
   PADDOCK_ASSIGN(w.up_exps_b, bind_part(b, biases, blk(il, "ffn_up_exps.bias"), {n_ff, hp.n_expert}));
-  PADDOCK_ASSIGN(w.down_exps_b, bind_part(b, biases, blk(il, "ffn_down_exps.bias"), {hp.n_embd, hp.n_expert}));
+  PADDOCK_ASSIGN(w.down_exps_b,
+                 bind_part(b, biases, blk(il, "ffn_down_exps.bias"), {hp.n_embd, hp.n_expert}));
   return w;
 }
 
@@ -206,11 +207,14 @@ TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const A
                layer_name("v_cache", il));  // [d_v, n_head_kv, run.n]
       row += run.n;
     }
-    c.g.attention(
-        rows(q, s.first, s.n), kv.k(il, 0, cells.n_read), kv.v(il, 0, cells.n_read),
-        c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)),
-        AttnParams{.scale = scale, .causal = hp.causal, .window = lp.window, .cells = cells.positions},
-        w.sinks, rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
+    c.g.attention(rows(q, s.first, s.n), kv.k(il, 0, cells.n_read), kv.v(il, 0, cells.n_read),
+                  c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)),
+                  AttnParams{.scale = scale,
+                             .softcap = hp.attn_softcap,
+                             .causal = hp.causal,
+                             .window = lp.window,
+                             .cells = cells.positions},
+                  w.sinks, rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
   }
   return linear(c, w.wo, w.bo, out.reshape({hp.head_dim_v * lp.n_head, n}),
                 layer_name("attn_out", il));  // [n_embd, n]
@@ -223,7 +227,8 @@ TensorView activate(ForwardContext& c, int64_t il, Act act, const TensorView& ga
                     const std::string& prefix) {
   switch (act) {
     case Act::kGelu: return c.g.geglu(gate, up, layer_name(prefix + "_geglu", il));
-    case Act::kSwigluOai: return c.g.swiglu_oai(gate, up, 1.702f, 7.0f, layer_name(prefix + "_swiglu_oai", il));
+    case Act::kSwigluOai:
+      return c.g.swiglu_oai(gate, up, 1.702f, 7.0f, layer_name(prefix + "_swiglu_oai", il));
     case Act::kSilu: break;
   }
   return c.g.swiglu(gate, up, layer_name(prefix + "_swiglu", il));
@@ -240,7 +245,8 @@ TensorView expert_bias(ForwardContext& c, const TensorView& x, const std::option
 TensorView gated_ffn(ForwardContext& c, int64_t il, const TensorView& x, const FfnWeights& w, Act act) {
   const TensorView gate = c.g.mul_mat(w.gate, x, layer_name("ffn_gate", il));  // [n_ff, n]
   const TensorView up = c.g.mul_mat(w.up, x, layer_name("ffn_up", il));        // [n_ff, n]
-  return c.g.mul_mat(w.down, activate(c, il, act, gate, up, "ffn"), layer_name("ffn_out", il));  // [n_embd, n]
+  return c.g.mul_mat(w.down, activate(c, il, act, gate, up, "ffn"),
+                     layer_name("ffn_out", il));  // [n_embd, n]
 }
 
 TensorView moe_ffn(ForwardContext& c, int64_t il, const TensorView& x, const MoeWeights& w) {
@@ -251,14 +257,15 @@ TensorView moe_ffn(ForwardContext& c, int64_t il, const TensorView& x, const Moe
   const TensorView gate = c.g.moe_gate(logits, w.params, layer_name("ffn_moe_weights", il));  // [n_expert, n]
   const TensorView x3 = x.reshape({x.ne[0], 1, n});
   const std::string gate_name = layer_name("ffn_moe_gate", il), up_name = layer_name("ffn_moe_up", il);
-  const TensorView g = expert_bias(c, c.g.mul_mat_id(w.gate_exps, x3, gate, k, gate_name), w.gate_exps_b, gate,
-                                   gate_name);  // [n_ff, k, n]
-  const TensorView u =
-      expert_bias(c, c.g.mul_mat_id(w.up_exps, x3, gate, k, up_name), w.up_exps_b, gate, up_name);  // [n_ff, k, n]
+  const TensorView g =
+      expert_bias(c, c.g.mul_mat_id(w.gate_exps, x3, gate, k, gate_name), w.gate_exps_b, gate,
+                  gate_name);  // [n_ff, k, n]
+  const TensorView u = expert_bias(c, c.g.mul_mat_id(w.up_exps, x3, gate, k, up_name), w.up_exps_b, gate,
+                                   up_name);                     // [n_ff, k, n]
   const TensorView h = activate(c, il, w.act, g, u, "ffn_moe");  // [n_ff, k, n]
   const std::string down_name = layer_name("ffn_moe_down", il);
   const TensorView d = expert_bias(c, c.g.mul_mat_id(w.down_exps, h, gate, k, down_name), w.down_exps_b, gate,
-                                   down_name);          // [n_embd, k, n]
+                                   down_name);                 // [n_embd, k, n]
   return c.g.moe_sum(d, gate, layer_name("ffn_moe_out", il));  // [n_embd, n]
 }
 

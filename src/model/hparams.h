@@ -40,9 +40,11 @@ struct HParams {
   int64_t head_dim_v = 0;           // attention.value_length, default head_dim_k
   int64_t n_rot = 0;                // rope.dimension_count, default head_dim_k; 0: no RoPE (set by the arch)
   float rms_eps = 0;                // attention.layer_norm_rms_epsilon (RMS norm models)
-  float norm_eps = 0;    // attention.layer_norm_epsilon (LayerNorm models: BERT); one of the two is set
-  bool causal = true;    // attention.causal: false for encoders, whose tokens see the whole sequence
-  float attn_scale = 0;  // scores = attn_scale * q.k; 0: 1 / sqrt(head_dim_k)
+  float norm_eps = 0;       // attention.layer_norm_epsilon (LayerNorm models: BERT); one of the two is set
+  bool causal = true;       // attention.causal: false for encoders, whose tokens see the whole sequence
+  float attn_scale = 0;     // scores = attn_scale * q.k; 0: 1 / sqrt(head_dim_k)
+  float attn_softcap = 0;   // > 0: scores = cap * tanh(scores / cap) (gemma2)
+  float final_softcap = 0;  // > 0: logits = cap * tanh(logits / cap) (gemma2)
   float rope_freq_base = 10000.0f;  // each layer's starts as this one
   float rope_freq_scale = 1.0f;     // 1 / rope.scaling.factor for linear and YaRN scaling
   // YaRN (rope.scaling.type yarn), as llama.cpp's context sets it up: RopeParams' fields.

@@ -80,7 +80,13 @@ class TinyModel {
       key("rope.scaling.original_context_length", 16);
       w.set_f32(a + ".rope.scaling.attn_factor", 1.19f);
     }
-    const bool phi3 = a == "phi3";  // Q, K, V fused in attn_qkv; gate and up in ffn_up
+    const bool phi3 = a == "phi3";      // Q, K, V fused in attn_qkv; gate and up in ffn_up
+    const bool gemma2 = a == "gemma2";  // sandwich norms, windows on even layers, both softcaps
+    if (gemma2) {
+      key("attention.sliding_window", 3);
+      if (!s.omit_keys.count("attn_logit_softcapping")) w.set_f32(a + ".attn_logit_softcapping", 1.0f);
+      if (!s.omit_keys.count("final_logit_softcapping")) w.set_f32(a + ".final_logit_softcapping", 0.5f);
+    }
     for (int64_t l = 0; l < s.n_layer; ++l) {
       const std::string p = "blk." + std::to_string(l) + ".";
       const auto li = static_cast<size_t>(l);
@@ -109,6 +115,10 @@ class TinyModel {
         add(w, s, p + "attn_k_norm.weight", {hd}, 0.1f, 1.0f);
       }
       add(w, s, p + (gptoss ? "post_attention_norm.weight" : "ffn_norm.weight"), {s.n_embd}, 0.1f, 1.0f);
+      if (gemma2) {
+        add(w, s, p + "post_attention_norm.weight", {s.n_embd}, 0.1f, 1.0f);
+        add(w, s, p + "post_ffw_norm.weight", {s.n_embd}, 0.1f, 1.0f);
+      }
       if (s.n_expert > 0) {
         add(w, s, p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, 0.5f);
         add(w, s, p + "ffn_gate_exps.weight", {s.n_embd, n_ff, s.n_expert}, 0.3f);
@@ -288,6 +298,44 @@ TEST(ModelErrors, Phi3LongRopeNeedsBothFactorSets) {
   EXPECT_NE(m.status().message().find("rope_factors_long.weight"), std::string::npos) << m.status().message();
 }
 
+TEST(Model, Gemma2WithWindowsAndSoftcaps) {
+  expect_batch_matches_incremental(Spec{.arch = "gemma2", .n_layer = 3});
+}
+
+// gemma2's final cap bounds every logit (0.5 here); without the keys, llama.cpp's defaults
+// hold (caps 50 and 30, a window of 4096 on even layers).
+TEST(Model, Gemma2CapsTheLogitsAndDefaultsAsLlamaCpp) {
+  TinyModel tm(Spec{.arch = "gemma2", .n_layer = 3});
+  Result<std::unique_ptr<Model>> m = tm.load();
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)->hparams().layer(0).window, 3);
+  EXPECT_EQ((*m)->hparams().layer(1).window, 0);
+  EXPECT_EQ((*m)->hparams().layer(2).window, 3);
+  const std::vector<int32_t> tokens = {1, 7, 3, 39, 0, 12};
+  Result<KvCache> kv = KvCache::create(kv_config((*m)->hparams(), 16, DType::kF32), host_device());
+  ASSERT_TRUE(kv.ok());
+  Result<std::vector<float>> out =
+      (*m)->forward(tm.backend(), *kv, tokens, iota_positions(0, tokens.size()), true);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  float lo = 1, hi = -1;
+  for (float v : *out) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  EXPECT_GE(lo, -0.5f);
+  EXPECT_LE(hi, 0.5f);
+  EXPECT_GT(hi - lo, 0.1f);
+  TinyModel defaults(
+      Spec{.arch = "gemma2",
+           .omit_keys = {"attention.sliding_window", "attn_logit_softcapping", "final_logit_softcapping"}});
+  Result<std::unique_ptr<Model>> d = defaults.load();
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ((*d)->hparams().attn_softcap, 50.0f);
+  EXPECT_EQ((*d)->hparams().final_softcap, 30.0f);
+  EXPECT_EQ((*d)->hparams().layer(0).window, 4096);
+  EXPECT_EQ((*d)->hparams().layer(1).window, 0);
+}
+
 TEST(Model, PerLayerFfnSizes) { expect_batch_matches_incremental(Spec{.n_ff_layers = {24, 40}}); }
 TEST(Model, PerLayerKvHeads) { expect_batch_matches_incremental(Spec{.n_head_kv_layers = {4, 1}}); }
 
@@ -463,9 +511,10 @@ Status load_error(const Spec& spec) {
 TEST(ModelErrors, UnknownArchitectureNamesTheSupportedOnes) {
   const Status s = load_error(Spec{.arch = "gemma"});
   EXPECT_EQ(s.code(), Code::kUnsupported);
-  EXPECT_EQ(s.message(),
-            "architecture \"gemma\" is not supported (supported: bert, gemma3, gpt-oss, llama, nomic-bert, "
-            "phi3, qwen2, qwen3, qwen3moe)");
+  EXPECT_EQ(
+      s.message(),
+      "architecture \"gemma\" is not supported (supported: bert, gemma2, gemma3, gpt-oss, llama, nomic-bert, "
+      "phi3, qwen2, qwen3, qwen3moe)");
 }
 
 TEST(ModelErrors, WrongShapeNamesTensorAndShapes) {

@@ -1,7 +1,7 @@
 // The decoder made of llama's pre-norm layers only (llama, qwen2, qwen3, phi3): token
 // embeddings, each layer as pre_norm_layer (blocks.h), the head. Their arch files bind the
 // weights and name the RoPE; an architecture whose layer departs from llama's writes its own
-// Model subclass and layer loop (arch/gemma3.cpp).
+// Model subclass and layer loop (arch/gemma.cpp).
 //   PreNormDecoderWeights w;  ...bind...
 //   return make_pre_norm_decoder(std::move(hp), std::move(w), RopeMode::kNeox);
 #pragma once

@@ -10,6 +10,7 @@ namespace paddock {
 namespace {
 constexpr std::array kArchs = {
     ArchEntry{"bert", load_bert},
+    ArchEntry{"gemma2", load_gemma2, gemma2_layer_params},
     ArchEntry{"gemma3", load_gemma3, gemma3_layer_params},
     ArchEntry{"gpt-oss", load_gptoss, gptoss_layer_params},
     ArchEntry{"llama", load_llama},
@@ -19,7 +20,7 @@ constexpr std::array kArchs = {
     ArchEntry{"qwen3", load_qwen3},
     ArchEntry{"qwen3moe", load_qwen3moe},
 };
-static_assert(kArchs.size() == 9, "one row per loader in model/arch/ (bert.cpp has two)");
+static_assert(kArchs.size() == 10, "one row per loader in model/arch/ (bert.cpp and gemma.cpp have two)");
 }  // namespace
 
 std::span<const ArchEntry> architectures() { return kArchs; }

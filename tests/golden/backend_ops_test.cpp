@@ -380,13 +380,14 @@ std::vector<Case> swiglu_oai_cases(DType t) {
   return out;
 }
 
-// SCALE and GELU (inputs spread as GEGLU's gate's).
+// SCALE, GELU and TANH (GELU's and TANH's inputs spread as GEGLU's gate's, past tanh's
+// saturation).
 std::vector<Case> unary_cases(Op op, DType t) {
   std::vector<Case> out;
   for (int64_t n : kSizes) {
     for (Views v : kRowViews) {
       const Spec x{
-          .type = t, .ne = {n * block(t), 7, 3, 2}, .layout = v.src, .sigma = op == Op::kGelu ? 6.0f : 1.0f};
+          .type = t, .ne = {n * block(t), 7, 3, 2}, .layout = v.src, .sigma = op == Op::kScale ? 1.0f : 6.0f};
       out.push_back({.op = op,
                      .src = {x},
                      .dst = {.ne = x.ne, .layout = v.dst},
@@ -457,8 +458,13 @@ std::vector<Case> rope_cases(DType t) {
     // an attention factor of its own.
     for (float attn_factor : {1.0f, 0.75f}) {
       for (int64_t tokens : {int64_t{1}, int64_t{33}}) {
-        add({.mode = mode, .n_dims = 64, .freq_base = 150000.0f, .freq_scale = 1.0f / 32, .ext_factor = 1.0f,
-             .attn_factor = attn_factor, .n_ctx_orig = 4096},
+        add({.mode = mode,
+             .n_dims = 64,
+             .freq_base = 150000.0f,
+             .freq_scale = 1.0f / 32,
+             .ext_factor = 1.0f,
+             .attn_factor = attn_factor,
+             .n_ctx_orig = 4096},
             64, tokens, kRowViews[0]);
         out.back().note += " yarn attn_factor=" + std::to_string(attn_factor);
       }
@@ -772,6 +778,7 @@ std::vector<DType> signature(Op op, DType t) {
     case Op::kScale:
     case Op::kNorm:
     case Op::kGelu:
+    case Op::kTanh:
     case Op::kMoeGate: return {t};
     case Op::kMulMat: return {t, DType::kF32};
     case Op::kMulMatId: return {t, DType::kF32, DType::kF32};
@@ -804,7 +811,8 @@ std::vector<Case> make_cases(Op op, std::span<const DType> types) {
       case Op::kSwiglu:
       case Op::kGeglu: more = glu_cases(op, t); break;
       case Op::kScale:
-      case Op::kGelu: more = unary_cases(op, t); break;
+      case Op::kGelu:
+      case Op::kTanh: more = unary_cases(op, t); break;
       case Op::kAttention: more = attention_cases(t); break;
       case Op::kCopy: more = copy_cases(t, types); break;
       case Op::kMoeGate: more = moe_gate_cases(t); break;

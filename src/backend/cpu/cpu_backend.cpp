@@ -52,6 +52,7 @@ void run_geglu(CpuContext& c, const Node& n) { cpu::geglu(c.pool, n.src[0], n.sr
 void run_scale(CpuContext& c, const Node& n) { cpu::scale(c.pool, n.src[0], n.scalar, n.dst); }
 void run_norm(CpuContext& c, const Node& n) { cpu::norm(c.pool, n.src[0], n.scalar, n.dst); }
 void run_gelu(CpuContext& c, const Node& n) { cpu::gelu(c.pool, n.src[0], n.dst); }
+void run_tanh(CpuContext& c, const Node& n) { cpu::tanh(c.pool, n.src[0], n.dst); }
 void run_attention(CpuContext& c, const Node& n) {
   cpu::attention(c.pool, c.isa, n.src[0], n.src[1], n.src[2], n.ids, n.attn, attention_sinks(n), n.dst);
 }
@@ -65,8 +66,9 @@ void run_copy(CpuContext& c, const Node& n) {
 
 void run_moe_gate(CpuContext& c, const Node& n) { cpu::moe_gate(c.pool, n.src[0], n.moe, n.dst); }
 void run_mul_mat_id(CpuContext& c, const Node& n) {
-  cpu::mul_mat_id(c.pool, c.isa, c.scratch, n.src[0], [&c](const TensorView& w) { return c.interleaved(w); },
-                  n.src[1], n.src[2], n.dst);
+  cpu::mul_mat_id(
+      c.pool, c.isa, c.scratch, n.src[0], [&c](const TensorView& w) { return c.interleaved(w); }, n.src[1],
+      n.src[2], n.dst);
 }
 void run_moe_sum(CpuContext& c, const Node& n) { cpu::moe_sum(c.pool, n.src[0], n.src[1], n.dst); }
 void run_add_id(CpuContext& c, const Node& n) { cpu::add_id(c.pool, n.src[0], n.src[1], n.src[2], n.dst); }
@@ -93,6 +95,7 @@ constexpr HostKernelTable<CpuContext> kKernels = {{
     {all_f32, run_moe_sum},
     {all_f32, run_add_id},
     {all_f32, run_swiglu_oai},
+    {all_f32, run_tanh},
 }};
 static_assert(complete(kKernels), "a kernel row for every op");
 

@@ -116,8 +116,8 @@ namespace {
 // fn(in, out) over each row of dst, `in` the same row of each of srcs: F32 tensors of dst's
 // shape with unit-stride rows. cost: work per element relative to an add.
 template <size_t N, typename F>
-void each_row(ThreadPool& pool, const std::array<const TensorView*, N>& srcs, const TensorView& dst, int64_t cost,
-              F&& fn) {
+void each_row(ThreadPool& pool, const std::array<const TensorView*, N>& srcs, const TensorView& dst,
+              int64_t cost, F&& fn) {
   PADDOCK_CHECK(dst.type == DType::kF32 && dst.nb[0] == sizeof(float));
   for (const TensorView* v : srcs) {
     PADDOCK_CHECK(v->type == DType::kF32 && v->nb[0] == sizeof(float) && v->same_shape(dst));
@@ -161,7 +161,8 @@ float gelu_lookup(float x) {
 void rms_norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst) {
   const int64_t n = x.ne[0];
   each_row<1>(pool, {&x}, dst, 1, [&](const std::array<const float*, 1>& in, float* out) {
-    const float mean = static_cast<float>(row_sum(in[0], n, [](float v) { return v * v; }) / static_cast<double>(n));
+    const float mean =
+        static_cast<float>(row_sum(in[0], n, [](float v) { return v * v; }) / static_cast<double>(n));
     const float scale = 1.0f / std::sqrt(mean + eps);
     for (int64_t j = 0; j < n; ++j) out[j] = in[0][j] * scale;
   });
@@ -170,8 +171,10 @@ void rms_norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView
 void norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst) {
   const int64_t n = x.ne[0];
   each_row<1>(pool, {&x}, dst, 2, [&](const std::array<const float*, 1>& in, float* out) {
-    const auto mean = static_cast<float>(row_sum(in[0], n, [](float v) { return v; }) / static_cast<double>(n));
-    const double var = row_sum(in[0], n, [mean](float v) { return (v - mean) * (v - mean); }) / static_cast<double>(n);
+    const auto mean =
+        static_cast<float>(row_sum(in[0], n, [](float v) { return v; }) / static_cast<double>(n));
+    const double var =
+        row_sum(in[0], n, [mean](float v) { return (v - mean) * (v - mean); }) / static_cast<double>(n);
     const float scale = 1.0f / std::sqrt(static_cast<float>(var) + eps);
     for (int64_t j = 0; j < n; ++j) out[j] = (in[0][j] - mean) * scale;
   });
@@ -235,6 +238,13 @@ void gelu(ThreadPool& pool, const TensorView& x, const TensorView& dst) {
   const int64_t n = x.ne[0];
   each_row<1>(pool, {&x}, dst, 4, [&](const std::array<const float*, 1>& in, float* out) {
     for (int64_t i = 0; i < n; ++i) out[i] = gelu_lookup(in[0][i]);
+  });
+}
+
+void tanh(ThreadPool& pool, const TensorView& x, const TensorView& dst) {
+  const int64_t n = x.ne[0];
+  each_row<1>(pool, {&x}, dst, 4, [&](const std::array<const float*, 1>& in, float* out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = std::tanh(in[0][i]);
   });
 }
 

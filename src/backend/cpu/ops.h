@@ -62,6 +62,7 @@ void geglu(ThreadPool& pool, const TensorView& gate, const TensorView& up, const
 void scale(ThreadPool& pool, const TensorView& x, float s, const TensorView& dst);
 void norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& dst);
 void gelu(ThreadPool& pool, const TensorView& x, const TensorView& dst);
+void tanh(ThreadPool& pool, const TensorView& x, const TensorView& dst);
 // sinks: n_head floats, or nullptr.
 void attention(ThreadPool& pool, CpuIsa isa, const TensorView& q, const TensorView& k, const TensorView& v,
                std::span<const int32_t> pos, const AttnParams& p, const float* sinks, const TensorView& dst);

@@ -93,7 +93,8 @@ void swiglu(const TensorView& gate, const TensorView& up, const TensorView& dst)
   each(gate, up, dst, [](float g, float u) { return g / (1.0f + std::exp(-g)) * u; });
 }
 
-void swiglu_oai(const TensorView& gate, const TensorView& up, float alpha, float limit, const TensorView& dst) {
+void swiglu_oai(const TensorView& gate, const TensorView& up, float alpha, float limit,
+                const TensorView& dst) {
   each(gate, up, dst, [alpha, limit](float g, float u) {
     const float x = std::min(g, limit);
     const float y = std::clamp(u, -limit, limit);
@@ -111,6 +112,10 @@ void scale(const TensorView& x, float s, const TensorView& dst) {
 
 void gelu(const TensorView& x, const TensorView& dst) {
   each(x, x, dst, [](float v, float) { return gelu_ggml(v); });
+}
+
+void tanh(const TensorView& x, const TensorView& dst) {
+  each(x, x, dst, [](float v, float) { return std::tanh(v); });
 }
 
 void copy(const TensorView& src, const TensorView& dst) {

@@ -54,6 +54,7 @@ void geglu(const TensorView& gate, const TensorView& up, const TensorView& dst);
 void scale(const TensorView& x, float s, const TensorView& dst);
 void norm(const TensorView& x, float eps, const TensorView& dst);
 void gelu(const TensorView& x, const TensorView& dst);
+void tanh(const TensorView& x, const TensorView& dst);
 // sinks: n_head floats, or nullptr.
 void attention(const TensorView& q, const TensorView& k, const TensorView& v, std::span<const int32_t> pos,
                const AttnParams& p, const float* sinks, const TensorView& dst);
@@ -62,6 +63,7 @@ void moe_gate(const TensorView& logits, const MoeParams& p, const TensorView& ds
 void mul_mat_id(const TensorView& w, const TensorView& x, const TensorView& gate, const TensorView& dst);
 void moe_sum(const TensorView& experts_out, const TensorView& gate, const TensorView& dst);
 void add_id(const TensorView& x, const TensorView& bias, const TensorView& gate, const TensorView& dst);
-void swiglu_oai(const TensorView& gate, const TensorView& up, float alpha, float limit, const TensorView& dst);
+void swiglu_oai(const TensorView& gate, const TensorView& up, float alpha, float limit,
+                const TensorView& dst);
 
 }  // namespace paddock::ref

@@ -75,6 +75,7 @@ void run_geglu(RefContext&, const Node& n) { ref::geglu(n.src[0], n.src[1], n.ds
 void run_scale(RefContext&, const Node& n) { ref::scale(n.src[0], n.scalar, n.dst); }
 void run_norm(RefContext&, const Node& n) { ref::norm(n.src[0], n.scalar, n.dst); }
 void run_gelu(RefContext&, const Node& n) { ref::gelu(n.src[0], n.dst); }
+void run_tanh(RefContext&, const Node& n) { ref::tanh(n.src[0], n.dst); }
 void run_attention(RefContext&, const Node& n) {
   ref::attention(n.src[0], n.src[1], n.src[2], n.ids, n.attn, attention_sinks(n), n.dst);
 }
@@ -113,6 +114,7 @@ constexpr HostKernelTable<RefContext> kKernels = {{
     {all_f32, run_moe_sum},
     {all_f32, run_add_id},
     {all_f32, run_swiglu_oai},
+    {all_f32, run_tanh},
 }};
 static_assert(complete(kKernels), "a kernel row for every op");
 

@@ -105,7 +105,7 @@ Result<uint32_t> encode_get_rows(const Node& n, const DeviceTraits&, ParamWriter
 // product on CPU devices, take mul_mat.comp.
 enum class MulMatKernel { kVec, kTiles, kColumns };
 
-constexpr int64_t kMulMatColumns = 8;  // shaders/mul_mat.comp NC
+constexpr int64_t kMulMatColumns = 8;                                  // shaders/mul_mat.comp NC
 constexpr int64_t kTileRows = 64, kTileColumns = 64, kTileDepth = 32;  // shaders/mul_mm.comp BM, BN, BK
 
 MulMatKernel mul_mat_kernel(const Node& n, const DeviceTraits& d) {
@@ -138,7 +138,7 @@ Result<uint32_t> encode_mul_mat(const Node& n, const DeviceTraits& d, ParamWrite
       return static_cast<uint32_t>(ceil_div(rows, kTileRows) * ceil_div(cols, kTileColumns) * batches);
     case MulMatKernel::kColumns: break;
   }
-  constexpr int64_t kGroup = 64;   // its local size
+  constexpr int64_t kGroup = 64;  // its local size
   // Invocations per row: on GPUs a power of two covering the row's 4-value quads (coalesced
   // reads; short rows do not idle most invocations); on CPU devices one, with no barrier.
   int64_t lanes = 1;
@@ -194,16 +194,16 @@ Result<uint32_t> encode_rope(const Node& n, const DeviceTraits&, ParamWriter& w)
   w.op(0, static_cast<uint32_t>(p.n_dims));
   w.op(1, p.mode == RopeMode::kNeox ? 1u : 0u);
   // q and k of every layer share one pass's positions: one table serves them all.
-  const std::string key = std::to_string(reinterpret_cast<uintptr_t>(n.ids.data())) + "/" +
-                          std::to_string(n.ids.size()) + "/" + std::to_string(p.n_dims) + "/" +
-                          std::to_string(p.freq_base) + "/" + std::to_string(p.freq_scale) + "/" +
-                          std::to_string(p.ext_factor) + "/" + std::to_string(p.attn_factor) + "/" +
-                          std::to_string(p.beta_fast) + "/" + std::to_string(p.beta_slow) + "/" +
-                          std::to_string(p.n_ctx_orig) + "/" +
-                          (n.n_src == 2 ? std::to_string(reinterpret_cast<uintptr_t>(n.src[1].buffer)) + "@" +
-                                              std::to_string(n.src[1].offset) +
-                                              std::to_string(reinterpret_cast<uintptr_t>(n.src[1].data))
-                                        : "");
+  const std::string key =
+      std::to_string(reinterpret_cast<uintptr_t>(n.ids.data())) + "/" + std::to_string(n.ids.size()) + "/" +
+      std::to_string(p.n_dims) + "/" + std::to_string(p.freq_base) + "/" + std::to_string(p.freq_scale) +
+      "/" + std::to_string(p.ext_factor) + "/" + std::to_string(p.attn_factor) + "/" +
+      std::to_string(p.beta_fast) + "/" + std::to_string(p.beta_slow) + "/" + std::to_string(p.n_ctx_orig) +
+      "/" +
+      (n.n_src == 2
+           ? std::to_string(reinterpret_cast<uintptr_t>(n.src[1].buffer)) + "@" +
+                 std::to_string(n.src[1].offset) + std::to_string(reinterpret_cast<uintptr_t>(n.src[1].data))
+           : "");
   w.op(2, w.shared_table(key, [&] { return rope_table(n); }));
   return groups_of((n.dst.ne[0] + 1) / 2 * n.dst.ne[1] * n.dst.ne[2], 256);
 }
@@ -263,6 +263,7 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
     kNoKernel,  // MOE_SUM
     kNoKernel,  // ADD_ID
     kNoKernel,  // SWIGLU_OAI
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("tanh"); }, encode_elementwise},
 }};
 
 }  // namespace

@@ -1,11 +1,14 @@
 #version 450
-// dst = f(src0), one invocation per element: with SCALE src0 * op word 0, with GELU ggml's GELU.
+// dst = f(src0), one invocation per element: with SCALE src0 * op word 0, with GELU ggml's GELU,
+// with TANH tanh.
 #include "common.glsl"
 layout(local_size_x = 256) in;
 
 float f(float x) {
 #if defined(SCALE)
   return x * pf(0);
+#elif defined(TANH)
+  return tanh(x);
 #else
   return gelu_ggml(x);
 #endif

@@ -1,8 +1,11 @@
-// gemma3: Gemma 3's text decoder. Embeddings scaled by sqrt(n_embd); per-head RMS norms on
-// Q and K; NeoX RoPE; sliding-window attention on 5 of every 6 layers (the pattern key),
-// whose RoPE has its own base (10000); norms after attention and after the FFN as well as
-// before (the "sandwich"); a GELU-gated FFN. Reads llama.cpp's keys; Ollama's published
-// files arrive translated to them (gguf/layouts.cpp).
+// gemma2 and gemma3: Gemma's text decoders. Embeddings scaled by sqrt(n_embd); NeoX RoPE;
+// norms after attention and after the FFN as well as before (the "sandwich"); a GELU-gated
+// FFN; sliding-window attention on some layers. gemma3 adds per-head RMS norms on Q and K,
+// windows on 5 of every 6 layers (the pattern key) whose RoPE has its own base (10000).
+// gemma2 windows every other layer (even ones, llama.cpp's set_swa_pattern(2)) and caps
+// attention scores and the final logits with cap * tanh(x / cap) (50 and 30 unless the file
+// says otherwise). Reads llama.cpp's keys; Ollama's published gemma3 files arrive translated
+// to them (gguf/layouts.cpp).
 #include <cmath>
 
 #include "gguf/keys.h"
@@ -13,7 +16,7 @@ namespace paddock {
 
 namespace {
 
-struct Gemma3Layer {
+struct GemmaLayer {
   TensorView attn_norm;  // [n_embd]
   AttnWeights attn;
   TensorView attn_post_norm;  // post_attention_norm [n_embd]
@@ -22,14 +25,14 @@ struct Gemma3Layer {
   TensorView ffn_post_norm;  // post_ffw_norm [n_embd]
 };
 
-struct Gemma3Weights {
+struct GemmaWeights {
   EmbdHeadWeights embd_head;
-  std::vector<Gemma3Layer> layers;
+  std::vector<GemmaLayer> layers;
 };
 
-class Gemma3Model final : public Model {
+class GemmaModel final : public Model {
  public:
-  Gemma3Model(HParams hp, Gemma3Weights w) : Model(std::move(hp)), w_(std::move(w)) {}
+  GemmaModel(HParams hp, GemmaWeights w) : Model(std::move(hp)), w_(std::move(w)) {}
 
  protected:
   RopeParams rope() const override { return rope_params(hp_, RopeMode::kNeox); }
@@ -43,11 +46,17 @@ class Gemma3Model final : public Model {
       x = layer(c, il, x, w_.layers[static_cast<size_t>(il)]);  // [n_embd, n_tokens; n_out after the last]
       c.g.release_since(mark, x);
     }
-    return lm_head(c, x, w_.embd_head);  // [n_vocab or n_embd, n_out]
+    TensorView out = lm_head(c, x, w_.embd_head);  // [n_vocab or n_embd, n_out]
+    const float cap = hp_.final_softcap;
+    if (cap > 0 && c.head == Head::kLogits) {  // as ggml: scale, tanh, scale
+      out = c.g.scale(out, 1.0f / cap, "result_output_scaled");
+      out = c.g.scale(c.g.tanh(out, "result_output_tanh"), cap, "result_output_softcapped");
+    }
+    return out;
   }
 
  private:
-  static TensorView layer(ForwardContext& c, int64_t il, const TensorView& x, const Gemma3Layer& w) {
+  static TensorView layer(ForwardContext& c, int64_t il, const TensorView& x, const GemmaLayer& w) {
     TensorView residual = x;
     TensorView a = attention(c, il, norm(c, x, w.attn_norm, "attn_norm", il), w.attn);  // [n_embd, n_tokens]
     keep_output_rows(c, il, a, residual);
@@ -58,7 +67,7 @@ class Gemma3Model final : public Model {
     return c.g.add(f, sa_out, layer_name("l_out", il));  // [n_embd, n]
   }
 
-  Gemma3Weights w_;
+  GemmaWeights w_;
 };
 
 }  // namespace
@@ -89,26 +98,62 @@ Status gemma3_layer_params(const gguf::File& file, HParams& hp) {
   return Status::ok();
 }
 
-Result<std::unique_ptr<Model>> load_gemma3(const gguf::File& file, Backend& backend, Buffer& weights) {
-  PADDOCK_ASSIGN(HParams hp, load_hparams(file, "gemma3"));
-  PADDOCK_TRY(gemma3_layer_params(file, hp));
-  // Gemma 3 27B (62 layers) scales queries by n_embd / n_head, the others by the head dim.
-  const int64_t scale_dim = hp.n_layer == 62 ? hp.n_embd / hp.layer(0).n_head : hp.head_dim_k;
+// Gemma 2 (llama.cpp's defaults: a 4096-token window, caps 50 and 30).
+Status gemma2_layer_params(const gguf::File& file, HParams& hp) {
+  const gguf::KeyReader r(file, "gemma2");
+  PADDOCK_ASSIGN(const int64_t window, r.optional_int("attention.sliding_window", 4096));
+  if (window < 0 || window > (int64_t{1} << 30)) {
+    return corrupt("key " + r.name("attention.sliding_window") + ": expected 0..2^30, found " +
+                   std::to_string(window));
+  }
+  PADDOCK_ASSIGN(hp.attn_softcap, r.optional_float("attn_logit_softcapping", 50.0f));
+  PADDOCK_ASSIGN(hp.final_softcap, r.optional_float("final_logit_softcapping", 30.0f));
+  if (!(hp.attn_softcap >= 0) || !(hp.final_softcap >= 0) || std::isinf(hp.attn_softcap) ||
+      std::isinf(hp.final_softcap)) {
+    return corrupt("keys " + r.name("attn_logit_softcapping") + " / " + r.name("final_logit_softcapping") +
+                   ": expected finite caps >= 0");
+  }
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    hp.layers[static_cast<size_t>(il)].window = il % 2 == 0 ? static_cast<int32_t>(window) : 0;
+  return Status::ok();
+}
+
+namespace {
+
+// Both generations' weights; gemma3 has Q and K norms, gemma2 none. The 27B models (gemma2:
+// 46 layers, gemma3: 62) scale queries by n_embd / n_head, the others by the head dim.
+Result<std::unique_ptr<Model>> load_gemma(const gguf::File& file, Backend& backend, Buffer& weights,
+                                          HParams hp, int64_t layers_of_27b, Part qk_norm) {
+  const int64_t scale_dim = hp.n_layer == layers_of_27b ? hp.n_embd / hp.layer(0).n_head : hp.head_dim_k;
   hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(scale_dim));
   WeightBinder b(file, backend, weights);
-  Gemma3Weights w;
+  GemmaWeights w;
   PADDOCK_ASSIGN(w.embd_head, bind_embd_head(b, hp));
   for (int64_t il = 0; il < hp.n_layer; ++il) {
-    Gemma3Layer l;
+    GemmaLayer l;
     PADDOCK_ASSIGN(l.attn_norm, b.tensor(blk(il, "attn_norm.weight"), {hp.n_embd}));
-    PADDOCK_ASSIGN(l.attn, bind_attention(b, hp, il, {.qk_norm = Part::kRequired}));
+    PADDOCK_ASSIGN(l.attn, bind_attention(b, hp, il, {.qk_norm = qk_norm}));
     PADDOCK_ASSIGN(l.attn_post_norm, b.tensor(blk(il, "post_attention_norm.weight"), {hp.n_embd}));
     PADDOCK_ASSIGN(l.ffn_norm, b.tensor(blk(il, "ffn_norm.weight"), {hp.n_embd}));
     PADDOCK_ASSIGN(l.ffn, bind_gated_ffn(b, hp, il));
     PADDOCK_ASSIGN(l.ffn_post_norm, b.tensor(blk(il, "post_ffw_norm.weight"), {hp.n_embd}));
     w.layers.push_back(std::move(l));
   }
-  return std::unique_ptr<Model>(std::make_unique<Gemma3Model>(std::move(hp), std::move(w)));
+  return std::unique_ptr<Model>(std::make_unique<GemmaModel>(std::move(hp), std::move(w)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> load_gemma2(const gguf::File& file, Backend& backend, Buffer& weights) {
+  PADDOCK_ASSIGN(HParams hp, load_hparams(file, "gemma2"));
+  PADDOCK_TRY(gemma2_layer_params(file, hp));
+  return load_gemma(file, backend, weights, std::move(hp), 46, Part::kAbsent);
+}
+
+Result<std::unique_ptr<Model>> load_gemma3(const gguf::File& file, Backend& backend, Buffer& weights) {
+  PADDOCK_ASSIGN(HParams hp, load_hparams(file, "gemma3"));
+  PADDOCK_TRY(gemma3_layer_params(file, hp));
+  return load_gemma(file, backend, weights, std::move(hp), 62, Part::kRequired);
 }
 
 }  // namespace paddock
