@@ -25,7 +25,7 @@ GemmFn gemm_kernel_avx512(DType t);  // vpdpbusd (AVX-512 VNNI); nullptr off x86
 GemmFn gemm_lanes_avx512(DType t);   // its Q8_0 and MXFP4 kernels on 512-bit registers
 
 // Whether gemm_kernel(isa, t) takes its activations through offset_activations first: the
-// AVX-512 Q8_0, Q4_0 and MXFP4 kernels do, as vpdpbusd multiplies unsigned by signed bytes and the
+// AVX-512 Q8_0, Q4_0, Q5_0 and MXFP4 kernels do, as vpdpbusd multiplies unsigned by signed bytes and the
 // weights stay signed.
 bool gemm_offsets_activations(CpuIsa isa, DType t);
 // A row of n Q8_0 activations with every quant x stored as the unsigned byte x + 128 (x ^ 0x80).

@@ -24,7 +24,8 @@ namespace {
 
 using quant_test::gaussian_row;
 
-constexpr DType kRepackable[] = {DType::kQ4_0, DType::kQ4_K, DType::kQ6_K, DType::kQ8_0, DType::kMXFP4};
+constexpr DType kRepackable[] = {DType::kQ4_0, DType::kQ5_0, DType::kQ4_K,
+                                 DType::kQ6_K, DType::kQ8_0, DType::kMXFP4};
 constexpr int64_t kRows = 2 * cpu::kRepackRows;
 // The types whose kernels sum in ggml's AVX2 order (quant/lanes8.h), as the reference does.
 constexpr DType kGgmlOrder[] = {DType::kQ8_0, DType::kMXFP4};
@@ -127,6 +128,12 @@ Case extreme_case(DType t, int64_t blocks) {
       auto& blk = reinterpret_cast<BlockQ4_0*>(c.w.data())[b];
       blk.d = one;
       for (int i = 0; i < kQK4_0 / 2; ++i) blk.qs[i] = i % 3 == 0 ? 0x00 : 0xF0;  // quants -8, and -8 / 7
+    } else if (t == DType::kQ5_0) {
+      auto& blk = reinterpret_cast<BlockQ5_0*>(c.w.data())[b];
+      blk.d = one;
+      for (int i = 0; i < kQK5_0 / 2; ++i) blk.qs[i] = i % 3 == 0 ? 0x00 : 0xF0;  // quants -16, and -16 / 15
+      const uint32_t high = 0xAAAA0000u;  // the high nibbles' 5th bits
+      std::memcpy(blk.qh, &high, 4);
     } else if (t == DType::kMXFP4) {
       auto& blk = reinterpret_cast<BlockMXFP4*>(c.w.data())[b];
       blk.e = 128;  // half scale 1

@@ -42,7 +42,8 @@ GemmFn gemm_kernel_avx512(DType) { return nullptr; }
 #endif
 
 bool gemm_offsets_activations(CpuIsa isa, DType t) {
-  return isa == CpuIsa::kAvx512 && (t == DType::kQ8_0 || t == DType::kQ4_0 || t == DType::kMXFP4) &&
+  return isa == CpuIsa::kAvx512 &&
+         (t == DType::kQ8_0 || t == DType::kQ4_0 || t == DType::kQ5_0 || t == DType::kMXFP4) &&
          gemm_kernel(isa, t) != nullptr;
 }
 

@@ -338,9 +338,10 @@ PADDOCK_GEMM_INLINE __m256i step_dot(__m256i start, __m256i q, const int8_t* y) 
   }
 }
 
-// Step s (0..7) of a Q8_0, Q4_0 or MXFP4 block of 8 rows: the signed quants of elements
+// Step s (0..7) of a Q8_0, Q4_0, Q5_0 or MXFP4 block of 8 rows: the signed quants of elements
 // 4s..4s+3 of each row (the nibble types keep steps 0-3 in the low nibbles of qs groups 0-3 and
-// steps 4-7 in the high ones; MXFP4's map through kMXFP4Values, |level| <= 12).
+// steps 4-7 in the high ones; MXFP4's map through kMXFP4Values, |level| <= 12; Q5_0's fifth
+// bits 4s..4s+3 of each row's qh, byte s / 2 of its lane, spread to the step's 4 bytes).
 template <typename Block8>
 PADDOCK_GEMM_INLINE __m256i step_quants(const Block8& b, int s, __m256i levels) {
   if constexpr (std::is_same_v<Block8, BlockQ8_0x8>) {
@@ -349,6 +350,16 @@ PADDOCK_GEMM_INLINE __m256i step_quants(const Block8& b, int s, __m256i levels) 
     const __m256i raw = load256(b.qs + 32 * (s % 4));
     const __m256i nib = _mm256_and_si256(s < 4 ? raw : _mm256_srli_epi16(raw, 4), _mm256_set1_epi8(0x0F));
     if constexpr (std::is_same_v<Block8, BlockMXFP4x8>) return _mm256_shuffle_epi8(levels, nib);
+    if constexpr (std::is_same_v<Block8, BlockQ5_0x8>) {
+      const __m256i lane_bytes = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,  //
+                                                  0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+      const __m256i spread = _mm256_shuffle_epi8(
+          load256(b.qh), _mm256_add_epi8(lane_bytes, _mm256_set1_epi8(static_cast<char>(s / 2))));
+      const __m256i bit = _mm256_set1_epi32(s % 2 ? static_cast<int32_t>(0x80402010) : 0x08040201);
+      const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+      // q - 16 without a subtraction: nibble | 0xF0 is nibble - 16 where the bit is clear.
+      return _mm256_or_si256(nib, _mm256_andnot_si256(set, _mm256_set1_epi8(static_cast<char>(0xF0))));
+    }
     return _mm256_sub_epi8(nib, _mm256_set1_epi8(8));
   }
 }
@@ -367,18 +378,18 @@ PADDOCK_GEMM_INLINE __m256i mxfp4_levels() {
   return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMXFP4Values.data())));
 }
 
-// Q4_0: a block's 8 steps summed in int32 and scaled once per row, for NY columns at once.
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q4_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  const BlockQ4_0x8* wb = static_cast<const BlockQ4_0x8*>(w);
+// Q4_0 and Q5_0: a block's 8 steps summed in int32 and scaled once per row, for NY columns at once.
+template <typename P, typename Block8, int NY>
+PADDOCK_GEMM_INLINE void nibbles_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  const Block8* wb = static_cast<const Block8*>(w);
   const BlockQ8_0* yb[NY];
   __m256 acc[NY];
   detail::start_columns(y, ys, yb, acc);
   const __m256i c80 = _mm256_set1_epi8(static_cast<char>(0x80));
   const int64_t nb = k / kQK4_0;
   for (int64_t i = 0; i < nb; ++i) {
-    const BlockQ4_0x8& b = wb[i];
-    prefetch(wb + i + 8 * kAhead);  // block-groups of 144 bytes: about the K-quants' distance
+    const Block8& b = wb[i];
+    prefetch(wb + i + 8 * kAhead);  // block-groups of 144 or 176 bytes: about the K-quants' distance
     constexpr int kC = P::kChains;  // as in q4_K_nibble
     __m256i sumi[kC][NY], offset = _mm256_setzero_si256();
     for (int c = 0; c < kC; ++c)
@@ -472,6 +483,16 @@ PADDOCK_GEMM_INLINE void lanes_n(int64_t k, const void* w, const void* y, size_t
 }
 
 template <typename P, int NY>
+PADDOCK_GEMM_INLINE void q4_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  nibbles_n<P, BlockQ4_0x8, NY>(k, w, y, ys, out);
+}
+
+template <typename P, int NY>
+PADDOCK_GEMM_INLINE void q5_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  nibbles_n<P, BlockQ5_0x8, NY>(k, w, y, ys, out);
+}
+
+template <typename P, int NY>
 PADDOCK_GEMM_INLINE void q8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
   lanes_n<P, BlockQ8_0x8, NY>(k, w, y, ys, out);
 }
@@ -503,6 +524,7 @@ PADDOCK_GEMM_INLINE void mxfp4_n(int64_t k, const void* w, const void* y, size_t
     PADDOCK_GEMM_ENTRY(q6_K, P, TARGET)                          \
     PADDOCK_GEMM_ENTRY(q8_0, P, TARGET)                          \
     PADDOCK_GEMM_ENTRY(q4_0, P, TARGET)                          \
+    PADDOCK_GEMM_ENTRY(q5_0, P, TARGET)                          \
     PADDOCK_GEMM_ENTRY(mxfp4, P, TARGET)                         \
   }                                                              \
   ::paddock::cpu::GemmFn fn(::paddock::DType t) {                \
@@ -511,6 +533,7 @@ PADDOCK_GEMM_INLINE void mxfp4_n(int64_t k, const void* w, const void* y, size_t
       case ::paddock::DType::kQ6_K: return fn##_entries::q6_K;   \
       case ::paddock::DType::kQ8_0: return fn##_entries::q8_0;   \
       case ::paddock::DType::kQ4_0: return fn##_entries::q4_0;   \
+      case ::paddock::DType::kQ5_0: return fn##_entries::q5_0;   \
       case ::paddock::DType::kMXFP4: return fn##_entries::mxfp4; \
       default: return nullptr;                                   \
     }                                                            \

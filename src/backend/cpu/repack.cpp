@@ -75,8 +75,8 @@ void repack_q6_K(const BlockQ6_K* const (&rows)[kR], int64_t i, BlockQ6_Kx8& out
   }
 }
 
-// Q8_0, Q4_0 and MXFP4: each row's qs in runs of 4 bytes, one run of every row per 32-byte
-// step; the scales (fp16 d, or MXFP4's exponent e) one per row.
+// Q8_0, Q4_0, Q5_0 and MXFP4: each row's qs in runs of 4 bytes, one run of every row per
+// 32-byte step; the scales (fp16 d, or MXFP4's exponent e) one per row; Q5_0's qh per row.
 template <typename Block, typename Block8>
 void repack_32(const Block* const (&rows)[kR], int64_t i, Block8& out) {
   for (int r = 0; r < kR; ++r) {
@@ -86,6 +86,7 @@ void repack_32(const Block* const (&rows)[kR], int64_t i, Block8& out) {
     } else {
       out.d[r] = b.d;
     }
+    if constexpr (std::is_same_v<Block, BlockQ5_0>) std::memcpy(&out.qh[4 * r], b.qh, 4);
     for (size_t s = 0; s < sizeof(b.qs) / 4; ++s) std::memcpy(&out.qs[32 * s + 4 * r], &b.qs[4 * s], 4);
   }
 }
@@ -106,8 +107,8 @@ void repack_groups(const void* src, int64_t k, int64_t r0, int64_t r1, void* dst
 }  // namespace
 
 bool can_repack(DType t) {
-  return t == DType::kQ4_0 || t == DType::kQ4_K || t == DType::kQ6_K || t == DType::kQ8_0 ||
-         t == DType::kMXFP4;
+  return t == DType::kQ4_0 || t == DType::kQ5_0 || t == DType::kQ4_K || t == DType::kQ6_K ||
+         t == DType::kQ8_0 || t == DType::kMXFP4;
 }
 
 size_t repacked_bytes(DType t, int64_t k, int64_t m) {
@@ -121,6 +122,9 @@ void repack_rows(DType t, const void* src, int64_t k, int64_t r0, int64_t r1, vo
     case DType::kQ6_K: return repack_groups<BlockQ6_K, kQK_K, BlockQ6_Kx8, repack_q6_K>(src, k, r0, r1, dst);
     case DType::kQ4_0:
       return repack_groups<BlockQ4_0, kQK4_0, BlockQ4_0x8, repack_32<BlockQ4_0, BlockQ4_0x8>>(src, k, r0, r1,
+                                                                                              dst);
+    case DType::kQ5_0:
+      return repack_groups<BlockQ5_0, kQK5_0, BlockQ5_0x8, repack_32<BlockQ5_0, BlockQ5_0x8>>(src, k, r0, r1,
                                                                                               dst);
     case DType::kQ8_0:
       return repack_groups<BlockQ8_0, kQK8_0, BlockQ8_0x8, repack_32<BlockQ8_0, BlockQ8_0x8>>(src, k, r0, r1,

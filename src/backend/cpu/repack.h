@@ -65,6 +65,15 @@ struct BlockQ4_0x8 {
 };
 static_assert(sizeof(BlockQ4_0x8) == kRepackRows * sizeof(BlockQ4_0));
 
+// Q5_0 x 8 rows: the nibbles as in BlockQ4_0x8, and row r's 32 fifth bits (its qh, bit j for
+// element j) at qh[4r..4r+3], so a register of them holds row r's in lane r as the quants do.
+struct BlockQ5_0x8 {
+  uint16_t d[kRepackRows];
+  uint8_t qh[kRepackRows * 4];
+  uint8_t qs[kRepackRows * kQK5_0 / 2];
+};
+static_assert(sizeof(BlockQ5_0x8) == kRepackRows * sizeof(BlockQ5_0));
+
 // MXFP4 x 8 rows: the nibbles as in BlockQ4_0x8, each row's E8M0 exponent in e[r].
 struct BlockMXFP4x8 {
   uint8_t e[kRepackRows];
@@ -72,7 +81,7 @@ struct BlockMXFP4x8 {
 };
 static_assert(sizeof(BlockMXFP4x8) == kRepackRows * sizeof(BlockMXFP4));
 
-// Whether `t` has an interleaved layout (Q4_0, Q4_K, Q6_K, Q8_0, MXFP4).
+// Whether `t` has an interleaved layout (Q4_0, Q5_0, Q4_K, Q6_K, Q8_0, MXFP4).
 bool can_repack(DType t);
 // Bytes of the repacked [k, m] matrix: the same as the original's.
 size_t repacked_bytes(DType t, int64_t k, int64_t m);
