@@ -44,9 +44,14 @@ server::SchedulerEffects scheduler_effects() {
   server::SchedulerEffects e =
       server::default_scheduler_effects(runner::make_subprocess_factory("/proc/self/exe"));
   e.estimate_memory = [](const runner::LoadOptions& load, int num_parallel) {
-    const Result<DType> kv_type = engine::parse_kv_cache_type(env_get_or("KV_CACHE_TYPE", ""));
-    return server::estimate_model_memory(load, num_parallel, engine::resolve_num_ctx(0, 0),
-                                         kv_type.ok() ? *kv_type : DType::kF16);
+    const Result<DType> parsed = engine::parse_kv_cache_type(env_get_or("KV_CACHE_TYPE", ""));
+    const DType kv_type = parsed.ok() ? *parsed : DType::kF16;
+    return server::estimate_model_memory(load, num_parallel, [&](const gguf::File& f) {
+      const Result<uint64_t> bytes =
+          engine::kv_cache_bytes_of(f, load.num_ctx, load.num_batch.value_or(0), kv_type);
+      if (bytes.ok()) return *bytes;  // else an architecture the engine cannot size (and will refuse)
+      return kv_cache_bytes(server::kv_cache_config(f, engine::resolve_num_ctx(load.num_ctx, 0), kv_type));
+    });
   };
   e.healthy = runner::runner_alive;
   return e;

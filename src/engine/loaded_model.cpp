@@ -21,7 +21,6 @@ namespace {
 // repeat the work; tiny test models fit many times over.
 constexpr size_t kRefDequantCacheBytes = size_t{256} << 20;
 
-
 }  // namespace
 
 int64_t resolve_num_batch(int64_t requested, const HParams& hp, int64_t n_ctx) {
@@ -61,8 +60,9 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
     // not load gets the CPU backend, and load_model's error says why.
     const Result<HParams> hp = arch_hparams(*m->file_);
     if (hp.ok()) {
-      PADDOCK_ASSIGN(Offload off, make_offload_backend(*m->file_, *hp, resolve_num_ctx(options.num_ctx, hp->n_ctx_train),
-                                                       options));
+      PADDOCK_ASSIGN(
+          Offload off,
+          make_offload_backend(*m->file_, *hp, resolve_num_ctx(options.num_ctx, hp->n_ctx_train), options));
       if (off.gpu_found || options.num_gpu) log_info(off.summary);
       m->backend_ = std::move(off.backend);
       m->device_bytes_ = off.device_bytes;
@@ -91,6 +91,14 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
     m->kv_type_ = DType::kF16;
   }
   return m;
+}
+
+Result<uint64_t> kv_cache_bytes_of(const gguf::File& file, int64_t num_ctx, int64_t num_batch,
+                                   DType kv_type) {
+  PADDOCK_ASSIGN(const HParams hp, arch_hparams(file));
+  const int64_t n_ctx = resolve_num_ctx(num_ctx, hp.n_ctx_train);
+  const DType type = kv_type_fits(kv_type, hp.head_dim_k, hp.head_dim_v) ? kv_type : DType::kF16;
+  return paddock::kv_cache_bytes(kv_config(hp, n_ctx, type, resolve_num_batch(num_batch, hp, n_ctx)));
 }
 
 uint64_t LoadedModel::kv_cache_bytes() const {

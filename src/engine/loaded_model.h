@@ -100,5 +100,10 @@ int64_t resolve_num_ctx(int64_t requested, int64_t n_ctx_train);
 // The most tokens one pass takes (num_batch, 0 = kDefaultNumBatch, at most n_ctx; an
 // encoder's whole input), which also sizes the windowed layers' KV rings.
 int64_t resolve_num_batch(int64_t requested, const HParams& hp, int64_t n_ctx);
+// The KV cache bytes of one sequence as LoadedModel::load would allocate them for `file`
+// (num_ctx and num_batch as EngineOptions take them, 0 = default; windowed layers as their
+// rings; a KV type the head dims do not fit falls back to F16), for the scheduler's estimate.
+// Fails where the architecture's hyperparameters do not load.
+Result<uint64_t> kv_cache_bytes_of(const gguf::File& file, int64_t num_ctx, int64_t num_batch, DType kv_type);
 
 }  // namespace paddock::engine

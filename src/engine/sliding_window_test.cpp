@@ -21,9 +21,9 @@ const std::string kLong =
     "Once upon a time, there was a little girl named Lily. She liked to play in the park with her dog";
 
 std::unique_ptr<LoadedModel> load(int64_t num_ctx, int64_t num_batch) {
-  auto m = LoadedModel::load(testing::fixtures_dir() + "/models/" + kModel,
-                             {.num_ctx = num_ctx, .num_batch = num_batch, .backend = BackendKind::kRef,
-                              .kv_type = DType::kF32});
+  auto m = LoadedModel::load(
+      testing::fixtures_dir() + "/models/" + kModel,
+      {.num_ctx = num_ctx, .num_batch = num_batch, .backend = BackendKind::kRef, .kv_type = DType::kF32});
   EXPECT_TRUE(m.ok()) << m.status().to_string();
   return m.ok() ? std::move(m).value() : nullptr;
 }
@@ -113,7 +113,36 @@ TEST(SlidingWindow, ArchHparamsKnowTheWindowsBeforeALoad) {
     windowed += hp->layers[il].window > 0;
   }
   EXPECT_EQ(windowed, 5);
-  EXPECT_EQ(kv_cache_bytes(kv_config(*hp, 256, DType::kF32, resolve_num_batch(5, *hp, 256))), m->kv_cache_bytes());
+  EXPECT_EQ(kv_cache_bytes(kv_config(*hp, 256, DType::kF32, resolve_num_batch(5, *hp, 256))),
+            m->kv_cache_bytes());
+}
+
+// The scheduler sizes a model before it loads with kv_cache_bytes_of: what the load then
+// allocates, rings included (windowed layers much smaller than full ones at 4096 cells).
+TEST(SlidingWindow, TheSchedulersKvEstimateIsWhatTheEngineAllocates) {
+  PADDOCK_REQUIRE_FIXTURES();
+  for (const char* model : {"tiny-gemma3-q4_k_m", "tiny-gptoss-mxfp4", "tiny-qwen3-q8_0"}) {
+    const std::string path = testing::fixtures_dir() + "/models/" + model + ".gguf";
+    auto file = gguf::File::open(path);
+    ASSERT_TRUE(file.ok()) << file.status().to_string();
+    for (const DType kv_type : {DType::kF16, DType::kQ8_0}) {
+      auto m = LoadedModel::load(
+          path, {.num_ctx = 4096, .num_batch = 64, .backend = BackendKind::kRef, .kv_type = kv_type});
+      ASSERT_TRUE(m.ok()) << m.status().to_string();
+      const Result<uint64_t> estimate = kv_cache_bytes_of(**file, 4096, 64, kv_type);
+      ASSERT_TRUE(estimate.ok()) << estimate.status().to_string();
+      EXPECT_EQ(*estimate, (*m)->kv_cache_bytes()) << model << " " << dtype_name(kv_type);
+    }
+  }
+  auto gemma = gguf::File::open(testing::fixtures_dir() + "/models/tiny-gemma3-q4_k_m.gguf");
+  ASSERT_TRUE(gemma.ok());
+  const Result<HParams> hp = arch_hparams(**gemma);
+  ASSERT_TRUE(hp.ok());
+  HParams full = *hp;
+  for (LayerParams& l : full.layers) l.window = 0;
+  const Result<uint64_t> rings = kv_cache_bytes_of(**gemma, 4096, 64, DType::kF16);
+  ASSERT_TRUE(rings.ok());
+  EXPECT_LT(*rings * 3, kv_cache_bytes(kv_config(full, 4096, DType::kF16, 64)));
 }
 
 TEST(SlidingWindow, ContextShiftRunsThroughRings) {

@@ -96,7 +96,8 @@ KvCacheConfig kv_cache_config(const gguf::File& file, int64_t num_ctx, DType typ
   if (const int64_t trained = get("context_length"); trained > 0) c.n_ctx = std::min(c.n_ctx, trained);
   const Result<std::vector<int64_t>> heads = r.per_layer_int("attention.head_count", get("block_count"));
   if (!heads.ok()) return c;
-  Result<std::vector<int64_t>> kv_heads = r.per_layer_int("attention.head_count_kv", get("block_count"), *heads);
+  Result<std::vector<int64_t>> kv_heads =
+      r.per_layer_int("attention.head_count_kv", get("block_count"), *heads);
   if (!kv_heads.ok()) return c;
   c.n_head_kv = std::move(*kv_heads);
   c.head_dim_k = get("attention.key_length");  // qwen3, gemma: not n_embd / n_head
@@ -107,14 +108,13 @@ KvCacheConfig kv_cache_config(const gguf::File& file, int64_t num_ctx, DType typ
   return c;
 }
 
-uint64_t estimate_model_memory(const runner::LoadOptions& load, int num_parallel, int64_t default_num_ctx,
-                               DType kv_type) {
+uint64_t estimate_model_memory(const runner::LoadOptions& load, int num_parallel,
+                               const std::function<uint64_t(const gguf::File&)>& kv_bytes) {
   const uint64_t files = estimate_file_memory(load, num_parallel) + kComputeAllowance;
   auto f = gguf::File::open(load.model_path);
   if (!f.ok()) return files;
-  const int64_t num_ctx = load.num_ctx > 0 ? load.num_ctx : default_num_ctx;
-  // The runner allocates one cache of num_ctx cells per parallel slot.
-  const uint64_t per_slot = kv_cache_bytes(kv_cache_config(**f, num_ctx, kv_type));
+  // The runner allocates one cache per parallel slot.
+  const uint64_t per_slot = kv_bytes(**f);
   uint64_t total = 0;
   if (!checked_mul(per_slot, static_cast<uint64_t>(std::max(1, num_parallel)), &total) ||
       !checked_add(total, files, &total)) {

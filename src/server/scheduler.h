@@ -94,16 +94,18 @@ uint64_t estimate_file_memory(const runner::LoadOptions& load, int num_parallel)
 // The KV cache of one runner slot, read from the GGUF metadata as the model loader reads it,
 // with the loader's key reader (gguf/keys.h), so that kv_cache_bytes() of it is what the
 // engine allocates: per layer of block_count, n_head_kv = head_count_kv (else head_count; one
-// value or one per layer), head_dim_k = key_length (else embedding_length / head_count), head_dim_v = value_length (else head_dim_k); n_ctx = num_ctx capped at the
-// trained context_length. `type` falls back to F16 when the head dims are not whole blocks of
-// it, as engine::LoadedModel does. Missing keys give zero sizes (kv_cache_bytes 0).
+// value or one per layer), head_dim_k = key_length (else embedding_length / head_count), head_dim_v =
+// value_length (else head_dim_k); n_ctx = num_ctx capped at the trained context_length. `type` falls back to
+// F16 when the head dims are not whole blocks of it, as engine::LoadedModel does. Missing keys give zero
+// sizes (kv_cache_bytes 0).
 KvCacheConfig kv_cache_config(const gguf::File& file, int64_t num_ctx, DType type);
-// What a CPU runner needs: the files, num_parallel KV caches of kv_cache_config(file, num_ctx,
-// kv_type) (num_ctx = load.num_ctx or default_num_ctx), and kComputeAllowance. `serve` plugs
-// it in with the engine's default context and the KV cache type from the environment.
+// What a CPU runner needs: the files, num_parallel KV caches of kv_bytes(file) each, and
+// kComputeAllowance. `serve` plugs it in with the engine's own sizes (engine::
+// kv_cache_bytes_of: sliding-window layers as their rings), falling back to
+// kv_cache_config's for a file whose architecture the engine cannot size.
 inline constexpr uint64_t kComputeAllowance = uint64_t{256} << 20;
-uint64_t estimate_model_memory(const runner::LoadOptions& load, int num_parallel, int64_t default_num_ctx,
-                               DType kv_type);
+uint64_t estimate_model_memory(const runner::LoadOptions& load, int num_parallel,
+                               const std::function<uint64_t(const gguf::File&)>& kv_bytes);
 // Real effects around a RunnerFactory: MemAvailable, estimate_file_memory, no health check.
 SchedulerEffects default_scheduler_effects(runner::RunnerFactory factory);
 

@@ -486,8 +486,10 @@ TEST(SchedulerMemory, QuantizedKvCacheCountsBlocks) {
 
   // The estimate: the file, one cache per parallel slot, the compute allowance.
   const uint64_t file = std::filesystem::file_size(path);
-  EXPECT_EQ(estimate_model_memory({.model_path = path}, 2, 512, DType::kQ8_0),
-            file + 2 * 557056u + kComputeAllowance);
+  const auto q8_512 = [](const gguf::File& meta) {
+    return kv_cache_bytes(kv_cache_config(meta, 512, DType::kQ8_0));
+  };
+  EXPECT_EQ(estimate_model_memory({.model_path = path}, 2, q8_512), file + 2 * 557056u + kComputeAllowance);
   std::filesystem::remove(path);
   std::filesystem::remove(small);
 }
@@ -498,12 +500,18 @@ TEST(SchedulerMemory, EstimateAddsKvCacheAndComputeToTheFile) {
   const uint64_t file = std::filesystem::file_size(path);
   // stories260K: 5 layers, 8 heads, 4 kv heads, n_embd 64 (head dim 8), trained context 2048
   // (the cap). Per slot: 5 layers x (K + V) x 2048 cells x 4 kv heads x 8 x 2 bytes = 1310720.
-  EXPECT_EQ(estimate_model_memory({.model_path = path}, 2, 4096, DType::kF16),
+  const auto f16_4096 = [](const gguf::File& g) {
+    return kv_cache_bytes(kv_cache_config(g, 4096, DType::kF16));
+  };
+  EXPECT_EQ(estimate_model_memory({.model_path = path}, 2, f16_4096),
             file + 2 * 1310720u + kComputeAllowance);
   // 5 x 2 x 100 x 4 x 8 x 2 = 64000; Q8_0 does not fit head dim 8, so the same as F16.
-  EXPECT_EQ(estimate_model_memory({.model_path = path, .num_ctx = 100}, 1, 4096, DType::kQ8_0),
+  const auto q8_100 = [](const gguf::File& g) {
+    return kv_cache_bytes(kv_cache_config(g, 100, DType::kQ8_0));
+  };
+  EXPECT_EQ(estimate_model_memory({.model_path = path, .num_ctx = 100}, 1, q8_100),
             file + 64000u + kComputeAllowance);
-  EXPECT_EQ(estimate_model_memory({.model_path = "/nonexistent"}, 1, 4096, DType::kF16), kComputeAllowance);
+  EXPECT_EQ(estimate_model_memory({.model_path = "/nonexistent"}, 1, f16_4096), kComputeAllowance);
 }
 
 }  // namespace
