@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "backend/cpu/bandwidth.h"
+#include "backend/cpu/ops.h"
 #include "backend/cpu/test_support.h"
 #include "backend/eager.h"
+#include "base/threadpool.h"
 #include "quant/quant.h"
 #include "quant/test_data.h"
 
@@ -74,6 +76,46 @@ TEST(CpuBackend, ThreadCountDoesNotChangeResults) {
       eager::mul_mat(**two, wv, xv, TensorView::contiguous(out2.data(), DType::kF32, {m, n}));
       EXPECT_EQ(std::memcmp(out1.data(), out2.data(), out1.size() * sizeof(float)), 0)
           << dtype_name(t) << " " << cpu_isa_name(isa);
+    }
+  }
+}
+
+// Element-wise ops cut a row into one piece per thread when rows are fewer than threads
+// (decode's single row): every element is still computed alone, so 1, 2 and 3 threads agree
+// bit for bit, over rows long enough to be split and lengths that are no multiple of a line.
+TEST(CpuBackend, ElementwiseOpsSplitFewRowsAcrossThreads) {
+  using Op = void (*)(ThreadPool&, const TensorView&, const TensorView&, const TensorView&);
+  const Op ops[] = {
+      [](ThreadPool& p, const TensorView& a, const TensorView&, const TensorView& d) { cpu::tanh(p, a, d); },
+      [](ThreadPool& p, const TensorView& a, const TensorView&, const TensorView& d) { cpu::gelu(p, a, d); },
+      [](ThreadPool& p, const TensorView& a, const TensorView&, const TensorView& d) {
+        cpu::scale(p, a, 0.3f, d);
+      },
+      [](ThreadPool& p, const TensorView& a, const TensorView& b, const TensorView& d) {
+        cpu::geglu(p, a, b, d);
+      },
+      [](ThreadPool& p, const TensorView& a, const TensorView& b, const TensorView& d) {
+        cpu::swiglu(p, best_cpu_isa(), a, b, d);
+      },
+      [](ThreadPool& p, const TensorView& a, const TensorView& b, const TensorView& d) {
+        cpu::swiglu_oai(p, best_cpu_isa(), a, b, 1.702f, 7.0f, d);
+      },
+  };
+  ThreadPool one(1), two(2), three(3);
+  for (const auto& [n, rows] : {std::pair<int64_t, int64_t>{100003, 1}, {40001, 2}, {9, 1}}) {
+    const std::vector<float> a = gaussian_row(static_cast<size_t>(n * rows), 21);
+    const std::vector<float> b = gaussian_row(static_cast<size_t>(n * rows), 22);
+    const TensorView av = TensorView::weight(a.data(), DType::kF32, {n, rows});
+    const TensorView bv = TensorView::weight(b.data(), DType::kF32, {n, rows});
+    for (size_t i = 0; i < std::size(ops); ++i) {
+      std::vector<float> want(a.size(), NAN);
+      ops[i](one, av, bv, TensorView::contiguous(want.data(), DType::kF32, {n, rows}));
+      for (ThreadPool* pool : {&two, &three}) {
+        std::vector<float> got(a.size(), NAN);
+        ops[i](*pool, av, bv, TensorView::contiguous(got.data(), DType::kF32, {n, rows}));
+        EXPECT_EQ(std::memcmp(want.data(), got.data(), got.size() * sizeof(float)), 0)
+            << "op " << i << ", " << n << " x " << rows << ", " << pool->size() << " threads";
+      }
     }
   }
 }

@@ -113,20 +113,53 @@ void add(ThreadPool& pool, const TensorView& a, const TensorView& b, const Tenso
 
 namespace {
 
-// fn(in, out) over each row of dst, `in` the same row of each of srcs: F32 tensors of dst's
-// shape with unit-stride rows. cost: work per element relative to an add.
-template <size_t N, typename F>
-void each_row(ThreadPool& pool, const std::array<const TensorView*, N>& srcs, const TensorView& dst,
-              int64_t cost, F&& fn) {
+// srcs and dst: F32 tensors of one shape with unit-stride rows.
+template <size_t N>
+void check_rows(const std::array<const TensorView*, N>& srcs, const TensorView& dst) {
   PADDOCK_CHECK(dst.type == DType::kF32 && dst.nb[0] == sizeof(float));
   for (const TensorView* v : srcs) {
     PADDOCK_CHECK(v->type == DType::kF32 && v->nb[0] == sizeof(float) && v->same_shape(dst));
   }
+}
+
+// fn(in, out) over each row of dst, `in` the same row of each of srcs (check_rows). cost: work
+// per element relative to an add.
+template <size_t N, typename F>
+void each_row(ThreadPool& pool, const std::array<const TensorView*, N>& srcs, const TensorView& dst,
+              int64_t cost, F&& fn) {
+  check_rows(srcs, dst);
   for_rows(pool, n_rows(dst), cost * dst.n_elements(), [&](int64_t begin, int64_t end, int) {
     std::array<const float*, N> in;
     for (int64_t r = begin; r < end; ++r) {
       for (size_t k = 0; k < N; ++k) in[k] = reinterpret_cast<const float*>(nth_row(*srcs[k], r));
       fn(in, reinterpret_cast<float*>(nth_row(dst, r)));
+    }
+  });
+}
+
+// fn(in, out, len) over pieces of dst's rows, `in` the same piece of each of srcs, for ops
+// whose output element i needs only element i of each input. With fewer rows than threads
+// each row is cut into one piece per thread (at cache-line bounds): decode's single row
+// (gemma2's 256000 soft-capped logits, a 9216-wide GEGLU) ran on one core while the others
+// waited.
+template <size_t N, typename F>
+void each_piece(ThreadPool& pool, const std::array<const TensorView*, N>& srcs, const TensorView& dst,
+                int64_t cost, F&& fn) {
+  check_rows(srcs, dst);
+  constexpr int64_t kLine = 64 / sizeof(float);
+  const int64_t n = dst.ne[0];
+  const int64_t rows = n_rows(dst);
+  const int64_t pieces = rows < pool.size() ? pool.size() : 1;
+  const auto bound = [&](int64_t p) { return p == pieces ? n : n * p / pieces / kLine * kLine; };
+  for_rows(pool, rows * pieces, cost * dst.n_elements(), [&](int64_t begin, int64_t end, int) {
+    std::array<const float*, N> in;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t r = item / pieces;
+      const int64_t b = bound(item % pieces);
+      const int64_t e = bound(item % pieces + 1);
+      if (b >= e) continue;
+      for (size_t k = 0; k < N; ++k) in[k] = reinterpret_cast<const float*>(nth_row(*srcs[k], r)) + b;
+      fn(in, reinterpret_cast<float*>(nth_row(dst, r)) + b, e - b);
     }
   });
 }
@@ -183,24 +216,24 @@ void norm(ThreadPool& pool, const TensorView& x, float eps, const TensorView& ds
 void swiglu_oai(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up, float alpha,
                 float limit, const TensorView& dst) {
   const ExpFn vexp = isa == CpuIsa::kScalar ? nullptr : exp_avx2_kernel();
-  const int64_t n = gate.ne[0];
-  each_row<2>(pool, {&gate, &up}, dst, 10, [&](const std::array<const float*, 2>& in, float* out) {
-    constexpr int64_t kBlock = 256;
-    float e[kBlock];
-    for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
-      const int64_t len = std::min(kBlock, n - i0);
-      for (int64_t i = 0; i < len; ++i) e[i] = alpha * -std::min(in[0][i0 + i], limit);
-      if (vexp != nullptr) {
-        vexp(e, e, len);
-      } else {
-        for (int64_t i = 0; i < len; ++i) e[i] = std::exp(e[i]);
-      }
-      for (int64_t i = 0; i < len; ++i) {
-        const float x = std::min(in[0][i0 + i], limit);
-        out[i0 + i] = x / (1.0f + e[i]) * (std::clamp(in[1][i0 + i], -limit, limit) + 1.0f);
-      }
-    }
-  });
+  each_piece<2>(pool, {&gate, &up}, dst, 10,
+                [&](const std::array<const float*, 2>& in, float* out, int64_t n) {
+                  constexpr int64_t kBlock = 256;
+                  float e[kBlock];
+                  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+                    const int64_t len = std::min(kBlock, n - i0);
+                    for (int64_t i = 0; i < len; ++i) e[i] = alpha * -std::min(in[0][i0 + i], limit);
+                    if (vexp != nullptr) {
+                      vexp(e, e, len);
+                    } else {
+                      for (int64_t i = 0; i < len; ++i) e[i] = std::exp(e[i]);
+                    }
+                    for (int64_t i = 0; i < len; ++i) {
+                      const float x = std::min(in[0][i0 + i], limit);
+                      out[i0 + i] = x / (1.0f + e[i]) * (std::clamp(in[1][i0 + i], -limit, limit) + 1.0f);
+                    }
+                  }
+                });
 }
 
 void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorView& up,
@@ -208,49 +241,46 @@ void swiglu(ThreadPool& pool, CpuIsa isa, const TensorView& gate, const TensorVi
   // exp is most of the op (a scalar std::exp took 2-4% of a prompt's time): SIMD paths take
   // e^-g a block at a time from the vector exp.
   const ExpFn vexp = isa == CpuIsa::kScalar ? nullptr : exp_avx2_kernel();
-  const int64_t n = gate.ne[0];
-  each_row<2>(pool, {&gate, &up}, dst, 10, [&](const std::array<const float*, 2>& in, float* out) {
-    const float* g = in[0];
-    const float* u = in[1];
-    if (vexp == nullptr) {
-      for (int64_t i = 0; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
-      return;
-    }
-    constexpr int64_t kBlock = 256;
-    float e[kBlock];
-    for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
-      const int64_t len = std::min(kBlock, n - i0);
-      for (int64_t i = 0; i < len; ++i) e[i] = -g[i0 + i];
-      vexp(e, e, len);
-      for (int64_t i = 0; i < len; ++i) out[i0 + i] = g[i0 + i] / (1.0f + e[i]) * u[i0 + i];
-    }
-  });
+  each_piece<2>(pool, {&gate, &up}, dst, 10,
+                [&](const std::array<const float*, 2>& in, float* out, int64_t n) {
+                  const float* g = in[0];
+                  const float* u = in[1];
+                  if (vexp == nullptr) {
+                    for (int64_t i = 0; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+                    return;
+                  }
+                  constexpr int64_t kBlock = 256;
+                  float e[kBlock];
+                  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+                    const int64_t len = std::min(kBlock, n - i0);
+                    for (int64_t i = 0; i < len; ++i) e[i] = -g[i0 + i];
+                    vexp(e, e, len);
+                    for (int64_t i = 0; i < len; ++i) out[i0 + i] = g[i0 + i] / (1.0f + e[i]) * u[i0 + i];
+                  }
+                });
 }
 
 void geglu(ThreadPool& pool, const TensorView& gate, const TensorView& up, const TensorView& dst) {
-  const int64_t n = gate.ne[0];
-  each_row<2>(pool, {&gate, &up}, dst, 4, [&](const std::array<const float*, 2>& in, float* out) {
-    for (int64_t i = 0; i < n; ++i) out[i] = gelu_lookup(in[0][i]) * in[1][i];
-  });
+  each_piece<2>(pool, {&gate, &up}, dst, 4,
+                [&](const std::array<const float*, 2>& in, float* out, int64_t n) {
+                  for (int64_t i = 0; i < n; ++i) out[i] = gelu_lookup(in[0][i]) * in[1][i];
+                });
 }
 
 void gelu(ThreadPool& pool, const TensorView& x, const TensorView& dst) {
-  const int64_t n = x.ne[0];
-  each_row<1>(pool, {&x}, dst, 4, [&](const std::array<const float*, 1>& in, float* out) {
+  each_piece<1>(pool, {&x}, dst, 4, [&](const std::array<const float*, 1>& in, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = gelu_lookup(in[0][i]);
   });
 }
 
 void tanh(ThreadPool& pool, const TensorView& x, const TensorView& dst) {
-  const int64_t n = x.ne[0];
-  each_row<1>(pool, {&x}, dst, 4, [&](const std::array<const float*, 1>& in, float* out) {
+  each_piece<1>(pool, {&x}, dst, 4, [&](const std::array<const float*, 1>& in, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = std::tanh(in[0][i]);
   });
 }
 
 void scale(ThreadPool& pool, const TensorView& x, float s, const TensorView& dst) {
-  const int64_t n = x.ne[0];
-  each_row<1>(pool, {&x}, dst, 1, [&](const std::array<const float*, 1>& in, float* out) {
+  each_piece<1>(pool, {&x}, dst, 1, [&](const std::array<const float*, 1>& in, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = in[0][i] * s;
   });
 }
