@@ -85,6 +85,11 @@ void Graph::release_since(size_t mark, const TensorView& keep) {
 
 std::span<const int32_t> Graph::keep(std::span<const int32_t> ids) {
   if (ids.empty()) return {};
+  constexpr size_t kRecent = 4;  // a layer keeps positions and ring cells in turn
+  for (size_t i = 0; i < std::min(kRecent, ids_.size()); ++i) {
+    const std::vector<int32_t>& kept = ids_[ids_.size() - 1 - i];
+    if (std::equal(kept.begin(), kept.end(), ids.begin(), ids.end())) return kept;
+  }
   return ids_.emplace_back(ids.begin(), ids.end());
 }
 

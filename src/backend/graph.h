@@ -76,7 +76,10 @@ class Graph {
   // its backend): -1, the default, is the input, n_layer the output.
   void set_layer(int64_t layer) { layer_ = static_cast<int32_t>(layer); }
 
-  // Copies ids into the graph, which keeps them for its lifetime.
+  // Copies ids into the graph, which keeps them for its lifetime. A table equal to one of the
+  // last few kept is not copied again: every layer's rope and attention nodes then share one
+  // table of positions (and the windowed layers one of ring cells), which device backends
+  // upload once per pass, keyed by its address.
   std::span<const int32_t> keep(std::span<const int32_t> ids);
 
   // Builders (contracts at Op in backend.h); each returns its new output tensor.

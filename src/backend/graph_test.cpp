@@ -48,6 +48,28 @@ TEST(Graph, TensorsHaveMemoryOnlyAfterAllocate) {
   EXPECT_EQ(host_view(t).data, t.buffer->host() + t.offset);
 }
 
+// Layers keep the same positions and ring cells in turn: equal tables share one copy (device
+// backends upload it once per pass, keyed by its address); others get their own.
+TEST(Graph, KeepsEqualTablesOnce) {
+  Graph g;
+  std::vector<int32_t> pos = {5, 6, 7};
+  const std::vector<int32_t> cells = {4, -1, 5, 6, 7};
+  const std::span<const int32_t> p1 = g.keep(pos);
+  const std::span<const int32_t> c1 = g.keep(cells);
+  const std::span<const int32_t> p2 = g.keep(pos);
+  const std::span<const int32_t> c2 = g.keep(cells);
+  EXPECT_EQ(p1.data(), p2.data());
+  EXPECT_EQ(c1.data(), c2.data());
+  EXPECT_NE(p1.data(), c1.data());
+  EXPECT_NE(p1.data(), pos.data());  // a copy: the caller's vector may go
+  pos[2] = 8;
+  const std::span<const int32_t> p3 = g.keep(pos);
+  EXPECT_NE(p3.data(), p1.data());
+  EXPECT_EQ((std::vector<int32_t>(p1.begin(), p1.end())), (std::vector<int32_t>{5, 6, 7}));
+  EXPECT_EQ((std::vector<int32_t>(p3.begin(), p3.end())), (std::vector<int32_t>{5, 6, 8}));
+  EXPECT_TRUE(g.keep({}).empty());
+}
+
 TEST(HostBuffer, CopyFromMovesOverlappingRanges) {
   Result<std::unique_ptr<Buffer>> b = host_device().alloc(8);
   ASSERT_TRUE(b.ok());
@@ -86,7 +108,8 @@ static_assert(complete(kTable));
 
 class AddOnly final : public Backend {
  public:
-  explicit AddOnly(std::string name = "add-only", bool can_add = true) : name_(std::move(name)), can_add_(can_add) {}
+  explicit AddOnly(std::string name = "add-only", bool can_add = true)
+      : name_(std::move(name)), can_add_(can_add) {}
   std::string_view name() const override { return name_; }
   Device& device() override { return host_device(); }
   bool supports(Op op, std::span<const DType> types) const override {

@@ -66,7 +66,15 @@ bool readable(DType t) {
     case DType::kF16:
     case DType::kBF16:
     case DType::kQ4_0:
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
     case DType::kQ8_0:
+    case DType::kIQ4_NL:
+    case DType::kMXFP4:
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+    case DType::kIQ4_XS:
     case DType::kQ4_K:
     case DType::kQ5_K:
     case DType::kQ6_K: return true;
@@ -130,6 +138,17 @@ std::string mul_mat_shader(const Node& n, const DeviceTraits& d) {
   return typed("mul_mat", n);
 }
 
+constexpr int64_t kRowGroup = 64;  // mul_mat.comp's and mul_mat_id.comp's local size
+
+// Invocations per weight row: on GPUs a power of two covering the row's 4-value quads
+// (coalesced reads; short rows do not idle most invocations); on CPU devices one, with no
+// barrier.
+int64_t row_lanes(const Node& n, const DeviceTraits& d) {
+  int64_t lanes = 1;
+  while (!d.cpu && lanes < kRowGroup && lanes * 4 < n.src[0].ne[0]) lanes *= 2;
+  return lanes;
+}
+
 Result<uint32_t> encode_mul_mat(const Node& n, const DeviceTraits& d, ParamWriter& w) {
   const int64_t rows = n.src[0].ne[1], cols = n.src[1].ne[1], batches = n.src[1].ne[2];
   switch (mul_mat_kernel(n, d)) {
@@ -138,13 +157,35 @@ Result<uint32_t> encode_mul_mat(const Node& n, const DeviceTraits& d, ParamWrite
       return static_cast<uint32_t>(ceil_div(rows, kTileRows) * ceil_div(cols, kTileColumns) * batches);
     case MulMatKernel::kColumns: break;
   }
-  constexpr int64_t kGroup = 64;  // its local size
-  // Invocations per row: on GPUs a power of two covering the row's 4-value quads (coalesced
-  // reads; short rows do not idle most invocations); on CPU devices one, with no barrier.
-  int64_t lanes = 1;
-  while (!d.cpu && lanes < kGroup && lanes * 4 < n.src[0].ne[0]) lanes *= 2;
+  const int64_t lanes = row_lanes(n, d);
   w.op(0, static_cast<uint32_t>(lanes));
-  return static_cast<uint32_t>(ceil_div(rows, kGroup / lanes) * ceil_div(cols, kMulMatColumns) * batches);
+  return static_cast<uint32_t>(ceil_div(rows, kRowGroup / lanes) * ceil_div(cols, kMulMatColumns) * batches);
+}
+
+// shaders/mul_mat_id.comp: mul_mat.comp's rows for one (slot, token) each.
+Result<uint32_t> encode_mul_mat_id(const Node& n, const DeviceTraits& d, ParamWriter& w) {
+  constexpr int64_t kMaxSlots = 64;  // shaders/moe.glsl slot_expert
+  if (n.dst.ne[1] > kMaxSlots) return unsupported("vulkan: mul_mat_id over more than 64 experts per token");
+  const int64_t lanes = row_lanes(n, d);
+  w.op(0, static_cast<uint32_t>(lanes));
+  return static_cast<uint32_t>(ceil_div(n.src[0].ne[1], kRowGroup / lanes) * n.dst.ne[1] * n.dst.ne[2]);
+}
+
+Result<uint32_t> encode_moe_gate(const Node& n, const DeviceTraits&, ParamWriter& w) {
+  constexpr int64_t kMaxExpertsHere = 1024, kMaxK = 64;  // shaders/moe_gate.comp
+  if (n.src[0].ne[0] > kMaxExpertsHere || n.moe.k > kMaxK || n.moe.k < 1 || n.moe.k > n.src[0].ne[0]) {
+    return unsupported("vulkan: moe_gate over more than 1024 experts or 64 per token");
+  }
+  w.op(0, static_cast<uint32_t>(n.moe.k));
+  w.op(1, n.moe.gating == MoeGating::kSoftmaxTopK ? 0u : 1u);
+  w.op(2, n.moe.norm ? 1u : 0u);
+  return static_cast<uint32_t>(n.src[0].ne[1]);
+}
+
+// shaders/moe_rows.comp: a workgroup per (256 rows, token).
+Result<uint32_t> encode_moe_rows(const Node& n, const DeviceTraits&, ParamWriter&) {
+  if (n.src[0].ne[1] > 64) return unsupported("vulkan: more than 64 experts per token");
+  return static_cast<uint32_t>(ceil_div(n.src[0].ne[0], 256) * n.src[0].ne[2]);
 }
 
 Result<uint32_t> encode_norm(const Node& n, const DeviceTraits&, ParamWriter& w) {
@@ -158,6 +199,12 @@ Result<uint32_t> encode_elementwise(const Node& n, const DeviceTraits&, ParamWri
 
 Result<uint32_t> encode_scale(const Node& n, const DeviceTraits& d, ParamWriter& w) {
   w.op(0, n.scalar);
+  return encode_elementwise(n, d, w);
+}
+
+Result<uint32_t> encode_swiglu_oai(const Node& n, const DeviceTraits& d, ParamWriter& w) {
+  w.op(0, n.scalar);
+  w.op(1, n.scalar2);
   return encode_elementwise(n, d, w);
 }
 
@@ -208,18 +255,26 @@ Result<uint32_t> encode_rope(const Node& n, const DeviceTraits&, ParamWriter& w)
   return groups_of((n.dst.ne[0] + 1) / 2 * n.dst.ne[1] * n.dst.ne[2], 256);
 }
 
+// A table of the node's (positions, ring cells) uploaded once per pass: a graph keeps equal
+// tables once (Graph::keep), so every layer's node points at the same one.
+uint32_t shared_ids(ParamWriter& w, std::span<const int32_t> ids) {
+  const std::string key =
+      "ids@" + std::to_string(reinterpret_cast<uintptr_t>(ids.data())) + "/" + std::to_string(ids.size());
+  return w.shared_table(key, [&] { return std::vector<uint32_t>(ids.begin(), ids.end()); });
+}
+
 Result<uint32_t> encode_attention(const Node& n, const DeviceTraits&, ParamWriter& w) {
   constexpr int64_t kMaxHeadDim = 256;  // shaders/attention.comp MAX_D
   if (n.src[0].ne[0] > kMaxHeadDim || n.src[2].ne[0] > kMaxHeadDim) {
     return unsupported("vulkan: attention over heads of more than 256 dims");
   }
-  w.op(0, w.table(n.ids));
+  w.op(0, shared_ids(w, n.ids));
   w.op(1, n.attn.scale);
   w.op(2, n.attn.softcap);
   w.op(3, n.attn.causal ? 1u : 0u);
   w.op(4, static_cast<uint32_t>(n.attn.window));
   w.op(5, n.n_src == 4 ? 1u : 0u);
-  w.op(6, n.attn.cells.empty() ? 0u : w.table(n.attn.cells));  // a table never starts at word 0
+  w.op(6, n.attn.cells.empty() ? 0u : shared_ids(w, n.attn.cells));  // a table never starts at word 0
   return static_cast<uint32_t>(n.src[0].ne[1] * n.src[0].ne[2]);
 }
 
@@ -231,14 +286,6 @@ Result<uint32_t> encode_copy(const Node& n, const DeviceTraits&, ParamWriter&) {
 bool attention_kernel_types(std::span<const DType> types) {
   return attention_types(types) && types[1] != DType::kBF16;
 }
-
-// Ops without a shader yet: supports() says no, so their layers stay on the CPU.
-constexpr VulkanKernel kNoKernel = {
-    [](std::span<const DType>) { return false; },
-    [](const Node&, const DeviceTraits&) { return std::string(); },
-    [](const Node& n, const DeviceTraits&, ParamWriter&) -> Result<uint32_t> {
-      return unsupported("vulkan: no kernel for " + std::string(op_name(n.op)));
-    }};
 
 const std::array<VulkanKernel, kOpCount> kKernels = {{
     {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("get_rows", n); }, encode_get_rows},
@@ -258,11 +305,12 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("scale"); }, encode_scale},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("norm"); }, encode_norm},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("gelu"); }, encode_elementwise},
-    kNoKernel,  // TOPK_MOE
-    kNoKernel,  // MUL_MAT_ID
-    kNoKernel,  // MOE_SUM
-    kNoKernel,  // ADD_ID
-    kNoKernel,  // SWIGLU_OAI
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("moe_gate"); }, encode_moe_gate},
+    {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("mul_mat_id", n); },
+     encode_mul_mat_id},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("moe_sum"); }, encode_moe_rows},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("add_id"); }, encode_moe_rows},
+    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("swiglu_oai"); }, encode_swiglu_oai},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("tanh"); }, encode_elementwise},
 }};
 

@@ -25,6 +25,54 @@
     return f16_at(X##_h[blk >> 1]) * float(int8_t(X##_b[blk + 2 + (i & 31)])); \
   }
 
+// 32 values: f16 d, f16 m, 16 bytes of nibbles; d * q + m.
+#define DEFINE_ELEM_Q4_1(X) \
+  float X##_elem(uint r, uint i) { \
+    const uint blk = r + (i >> 5) * 20, j = i & 31; \
+    const uint q = uint(X##_b[blk + 4 + (j & 15)]); \
+    return f16_at(X##_h[blk >> 1]) * float(j < 16 ? q & 15 : q >> 4) + f16_at(X##_h[(blk >> 1) + 1]); \
+  }
+// Value j's fifth bit: bit j of the 4 bytes at qh (little-endian).
+#define DEFINE_FIFTH_BIT(X) \
+  uint X##_fifth(uint qh, uint j) { return (uint(X##_b[qh + (j >> 3)]) >> (j & 7)) & 1; }
+// 32 values: f16 d, 4 bytes of fifth bits, 16 bytes of nibbles; d * (q - 16).
+#define DEFINE_ELEM_Q5_0(X) \
+  DEFINE_FIFTH_BIT(X) \
+  float X##_elem(uint r, uint i) { \
+    const uint blk = r + (i >> 5) * 22, j = i & 31; \
+    const uint q = uint(X##_b[blk + 6 + (j & 15)]); \
+    const uint v = (j < 16 ? q & 15 : q >> 4) | (X##_fifth(blk + 2, j) << 4); \
+    return f16_at(X##_h[blk >> 1]) * (float(v) - 16.0); \
+  }
+// 32 values: f16 d, f16 m, 4 bytes of fifth bits, 16 bytes of nibbles; d * q + m.
+#define DEFINE_ELEM_Q5_1(X) \
+  DEFINE_FIFTH_BIT(X) \
+  float X##_elem(uint r, uint i) { \
+    const uint blk = r + (i >> 5) * 24, j = i & 31; \
+    const uint q = uint(X##_b[blk + 8 + (j & 15)]); \
+    const uint v = (j < 16 ? q & 15 : q >> 4) | (X##_fifth(blk + 4, j) << 4); \
+    return f16_at(X##_h[blk >> 1]) * float(v) + f16_at(X##_h[(blk >> 1) + 1]); \
+  }
+// 32 values: f16 d, 16 bytes of nibbles indexing IQ4_NL's 16 levels; d * level.
+const float IQ4_NL_LEVELS[16] = float[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+#define DEFINE_ELEM_IQ4_NL(X) \
+  float X##_elem(uint r, uint i) { \
+    const uint blk = r + (i >> 5) * 18, j = i & 31; \
+    const uint q = uint(X##_b[blk + 2 + (j & 15)]); \
+    return f16_at(X##_h[blk >> 1]) * IQ4_NL_LEVELS[j < 16 ? q & 15 : q >> 4]; \
+  }
+// 32 values: an E8M0 exponent byte, 16 bytes of nibbles indexing E2M1's levels (doubled,
+// index 8 is -0); the level times 2^(e - 128) (subnormal for e < 2). Blocks are 17 bytes, so
+// every read is a byte.
+const float MXFP4_LEVELS[16] = float[16](0, 1, 2, 3, 4, 6, 8, 12, -0.0, -1, -2, -3, -4, -6, -8, -12);
+float e8m0_half(uint e) { return uintBitsToFloat(e < 2 ? 0x00200000u << e : (e - 1) << 23); }
+#define DEFINE_ELEM_MXFP4(X) \
+  float X##_elem(uint r, uint i) { \
+    const uint blk = r + (i >> 5) * 17, j = i & 31; \
+    const uint q = uint(X##_b[blk + 1 + (j & 15)]); \
+    return MXFP4_LEVELS[j < 16 ? q & 15 : q >> 4] * e8m0_half(uint(X##_b[blk])); \
+  }
+
 // K-quant sub-block s's 6-bit scale and min from a block's 12 packed bytes at `sc`.
 #define DEFINE_SCALE_MIN_K4(X) \
   vec2 X##_scale_min_k4(uint sc, uint s) { \
@@ -64,6 +112,42 @@
     return f16_at(X##_h[(blk + 208) >> 1]) * sc * (float(lo | (hi << 4)) - 32.0); \
   }
 
+// Q2_K and Q3_K hold 2-bit levels four to a byte: in each 128-value half, byte l of 32 holds
+// values l, l + 32, l + 64, l + 96; value j of a block is in 16-value group n * 8 + 2s + h
+// (n = j / 128, s = (j / 32) % 4, h = (j / 16) % 2) and byte 32n + 16h + j % 16, bits 2s.
+// 256 values: 16 bytes of group scales (4-bit scale | 4-bit min << 4), 64 bytes of levels,
+// f16 d, f16 dmin; d * scale * q - dmin * min.
+#define DEFINE_ELEM_Q2_K(X) \
+  float X##_elem(uint r, uint i) { \
+    const uint blk = r + (i >> 8) * 84, j = i & 255, n = j >> 7, s = (j >> 5) & 3, h = (j >> 4) & 1; \
+    const uint sc = uint(X##_b[blk + 8 * n + 2 * s + h]); \
+    const uint q = (uint(X##_b[blk + 16 + 32 * n + 16 * h + (j & 15)]) >> (2 * s)) & 3; \
+    return f16_at(X##_h[(blk + 80) >> 1]) * float(sc & 15) * float(q) - f16_at(X##_h[(blk + 82) >> 1]) * float(sc >> 4); \
+  }
+// 256 values: 32 bytes of high bits (value j's in byte j % 32, bit 4n + s), 64 bytes of
+// levels, 12 bytes of 6-bit group scales (offset 32), f16 d; d * (scale - 32) * (q - 4 when
+// the high bit is clear).
+#define DEFINE_ELEM_Q3_K(X) \
+  float X##_elem(uint r, uint i) { \
+    const uint blk = r + (i >> 8) * 110, j = i & 255, n = j >> 7, s = (j >> 5) & 3, h = (j >> 4) & 1; \
+    const uint g = 8 * n + 2 * s + h, sc = blk + 96; \
+    const uint low = g < 8 ? uint(X##_b[sc + g]) & 15 : uint(X##_b[sc + g - 8]) >> 4; \
+    const uint high = (uint(X##_b[sc + 8 + (g & 3)]) >> (2 * (g >> 2))) & 3; \
+    const int q = int((uint(X##_b[blk + 32 + 32 * n + 16 * h + (j & 15)]) >> (2 * s)) & 3) - \
+                  (((uint(X##_b[blk + 16 * h + (j & 15)]) >> (4 * n + s)) & 1) != 0 ? 0 : 4); \
+    return f16_at(X##_h[(blk + 108) >> 1]) * float(int(low | (high << 4)) - 32) * float(q); \
+  }
+// 256 values in 8 groups of 32: f16 d, 16 bits of scales' high pairs, 4 bytes of their low
+// nibbles, 128 bytes of nibbles indexing IQ4_NL's levels; d * (scale - 32) * level.
+#define DEFINE_ELEM_IQ4_XS(X) \
+  float X##_elem(uint r, uint i) { \
+    const uint blk = r + (i >> 8) * 136, j = i & 255, g = j >> 5, t = j & 31; \
+    const uint sc = ((uint(X##_b[blk + 4 + (g >> 1)]) >> (4 * (g & 1))) & 15) | \
+                    (((uint(X##_h[(blk >> 1) + 1]) >> (2 * g)) & 3) << 4); \
+    const uint q = uint(X##_b[blk + 8 + 16 * g + (t & 15)]); \
+    return f16_at(X##_h[blk >> 1]) * float(int(sc) - 32) * IQ4_NL_LEVELS[t < 16 ? q & 15 : q >> 4]; \
+  }
+
 // Quad readers: DEFINE_QUAD(X, TYPE) defines vec4 X_quad(uint r, uint q), values 4q .. 4q+3
 // of the row at byte r. Consecutive q read consecutive bytes, so the invocations of a row that
 // take consecutive quads read memory together (mul_mat's inner loop); whole quads only (float
@@ -77,6 +161,14 @@
 #define DEFINE_QUAD_F32(X) DEFINE_QUAD_BY_ELEM(X)
 #define DEFINE_QUAD_F16(X) DEFINE_QUAD_BY_ELEM(X)
 #define DEFINE_QUAD_BF16(X) DEFINE_QUAD_BY_ELEM(X)
+#define DEFINE_QUAD_Q4_1(X) DEFINE_QUAD_BY_ELEM(X)
+#define DEFINE_QUAD_Q5_0(X) DEFINE_QUAD_BY_ELEM(X)
+#define DEFINE_QUAD_Q5_1(X) DEFINE_QUAD_BY_ELEM(X)
+#define DEFINE_QUAD_IQ4_NL(X) DEFINE_QUAD_BY_ELEM(X)
+#define DEFINE_QUAD_MXFP4(X) DEFINE_QUAD_BY_ELEM(X)
+#define DEFINE_QUAD_Q2_K(X) DEFINE_QUAD_BY_ELEM(X)
+#define DEFINE_QUAD_Q3_K(X) DEFINE_QUAD_BY_ELEM(X)
+#define DEFINE_QUAD_IQ4_XS(X) DEFINE_QUAD_BY_ELEM(X)
 // Four bytes at a 2-byte aligned address, little-endian in one word.
 #define DEFINE_WORD16(X) \
   uint X##_word2(uint at) { return uint(X##_h[at >> 1]) | (uint(X##_h[(at >> 1) + 1]) << 16); }
