@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <numeric>
 #include <vector>
 
 #include "backend/host_exec.h"
@@ -232,6 +233,36 @@ TEST(SplitBackend, RunsEachLayerOnItsBackend) {
   std::vector<float> out(3);
   h.buffer->get(h.offset, {reinterpret_cast<uint8_t*>(out.data()), 12});
   EXPECT_EQ(out, (std::vector<float>{10, 20, 30}));  // (2x + 3x) * 2
+}
+
+// A later node that reads part of an output still has it handed over; one that reads the
+// bytes right after it does not.
+TEST(SplitBackend, HandsOverOutputsReadInPart) {
+  std::vector<std::unique_ptr<Backend>> bs;
+  bs.push_back(std::make_unique<AddOnly>("a"));
+  bs.push_back(std::make_unique<AddOnly>("b"));
+  AddOnly& a = static_cast<AddOnly&>(*bs[0]);
+  Result<std::unique_ptr<Backend>> split = make_split_backend(std::move(bs), Placement::offload(2, 1, 0, 1));
+  ASSERT_TRUE(split.ok()) << split.status().message();
+  std::vector<float> x(16);
+  std::iota(x.begin(), x.end(), 1.0f);
+  const TensorView x16 = TensorView::contiguous(x.data(), DType::kF32, {16});
+  const TensorView x3 = TensorView::contiguous(x.data(), DType::kF32, {3});
+  Graph g;
+  g.set_layer(0);
+  const TensorView wide = g.add(x16, x16, "wide");  // 64 bytes, its last 3 values read below
+  const TensorView next = g.add(x3, x3, "next");    // read by nobody after layer 0
+  g.set_layer(1);
+  TensorView tail = wide.shifted(13 * sizeof(float));
+  tail.ne[0] = 3;
+  const TensorView out = g.add(tail, x3, "tail");
+  ASSERT_EQ(next.offset, wide.offset + 16 * sizeof(float));  // adjacent: a half-open range apart
+  ASSERT_TRUE(g.allocate((*split)->device()).is_ok());
+  ASSERT_TRUE((*split)->compute(g, nullptr).is_ok());
+  EXPECT_EQ(a.handed, (std::vector<std::string>{"wide"}));
+  std::vector<float> got(3);
+  out.buffer->get(out.offset, {reinterpret_cast<uint8_t*>(got.data()), 12});
+  EXPECT_EQ(got, (std::vector<float>{29, 32, 35}));  // 2 * (14, 15, 16) + (1, 2, 3)
 }
 
 TEST(SplitBackend, RefusesANodeItsLayersBackendLacksBeforeRunningAny) {

@@ -1,7 +1,10 @@
 #include "backend/split_backend.h"
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/buffer.h"
@@ -11,20 +14,55 @@ namespace paddock {
 
 namespace {
 
-bool overlaps(const TensorView& a, const TensorView& b) {
-  if (a.buffer == nullptr || a.buffer != b.buffer) return false;
-  return a.offset < b.offset + b.extent() && b.offset < a.offset + a.extent();
-}
+// The bytes some views cover, per buffer, as sorted disjoint [begin, end) ranges, so that
+// whether a view touches them is a binary search rather than a test against every input of
+// every later node (a pass has hundreds of nodes, a split decode pass runs this per part).
+class Ranges {
+ public:
+  void add(const TensorView& v) {
+    if (v.buffer != nullptr && v.extent() > 0)
+      by_buffer_[v.buffer].push_back({v.offset, v.offset + v.extent()});
+  }
+  void seal() {
+    for (auto& [buffer, r] : by_buffer_) {
+      std::sort(r.begin(), r.end());
+      size_t out = 0;
+      for (const auto& [b, e] : r) {
+        if (out > 0 && b <= r[out - 1].second) {
+          r[out - 1].second = std::max(r[out - 1].second, e);
+        } else {
+          r[out++] = {b, e};
+        }
+      }
+      r.resize(out);
+    }
+  }
+  bool touches(const TensorView& v) const {
+    const auto it = by_buffer_.find(v.buffer);
+    if (v.buffer == nullptr || it == by_buffer_.end() || v.extent() == 0) return false;
+    const std::vector<std::pair<size_t, size_t>>& r = it->second;
+    const size_t end = v.offset + v.extent();
+    // The last range starting before v ends is the one reaching furthest (they are disjoint).
+    const auto after = std::lower_bound(r.begin(), r.end(), std::pair<size_t, size_t>{end, 0});
+    return after != r.begin() && std::prev(after)->second > v.offset;
+  }
+
+ private:
+  std::map<const Buffer*, std::vector<std::pair<size_t, size_t>>> by_buffer_;
+};
 
 // The outputs of `run` that a later node or the caller reads.
 std::vector<TensorView> read_after(std::span<const Node> run, std::span<const Node> later,
                                    std::span<const TensorView> results) {
+  Ranges read;
+  for (const Node& l : later) {
+    for (int i = 0; i < l.n_src; ++i) read.add(l.src[static_cast<size_t>(i)]);
+  }
+  for (const TensorView& r : results) read.add(r);
+  read.seal();
   std::vector<TensorView> out;
   for (const Node& n : run) {
-    const bool read = std::any_of(later.begin(), later.end(), [&](const Node& l) {
-      return std::any_of(l.src.begin(), l.src.begin() + l.n_src, [&](const TensorView& s) { return overlaps(n.dst, s); });
-    }) || std::any_of(results.begin(), results.end(), [&](const TensorView& r) { return overlaps(n.dst, r); });
-    if (read) out.push_back(n.dst);
+    if (read.touches(n.dst)) out.push_back(n.dst);
   }
   return out;
 }
@@ -57,7 +95,9 @@ class SplitBackend final : public Backend {
     }
     return Status::ok();
   }
-  Backend& for_layer(int64_t layer) override { return *backends_[static_cast<size_t>(placement_.backend(layer))]; }
+  Backend& for_layer(int64_t layer) override {
+    return *backends_[static_cast<size_t>(placement_.backend(layer))];
+  }
   void adopt_weight_file(std::span<const uint8_t> bytes, bool release_pages) override {
     for (const auto& b : backends_) b->adopt_weight_file(bytes, release_pages);
   }
