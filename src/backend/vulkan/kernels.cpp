@@ -121,6 +121,9 @@ MulMatKernel mul_mat_kernel(const Node& n, const DeviceTraits& d) {
   if (n.src[1].ne[1] > kMulMatColumns && n.src[0].ne[0] % kTileDepth == 0) return MulMatKernel::kTiles;
   switch (n.src[0].type) {
     case DType::kQ4_0:
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
     case DType::kQ8_0:
     case DType::kQ4_K:
     case DType::kQ5_K:

@@ -88,17 +88,44 @@ float part_dot(uint blk, uint p, uint x) {
   const uint at = blk + 2 + 8 * p, xa = x + 8 * p * xs;
   return f16_at(A_h[blk >> 1]) * (dot(signed_bytes(A_word2(at)), x4(xa)) + dot(signed_bytes(A_word2(at + 4)), x4(xa + 4 * xs)));
 }
-#elif defined(TYPE_Q4_0)
-// 2 parts of a 32-value block: part p takes bytes 8p.. (values 8p.. and 16 + 8p..).
-const uint QK = 32, PARTS = 2, BLOCK = 18;
+#elif defined(TYPE_Q4_0) || defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+// 2 parts of a 32-value block: part p takes quant bytes 8p.. (values 8p.. in the low nibbles,
+// 16 + 8p.. in the high ones) and, for Q5_0 and Q5_1, those values' fifth bits from the block's
+// 32-bit mask at QH.
+const uint QK = 32, PARTS = 2;
+#if defined(TYPE_Q4_0)
+const uint BLOCK = 18, QS = 2;
+#elif defined(TYPE_Q4_1)
+const uint BLOCK = 20, QS = 4;
+#elif defined(TYPE_Q5_0)
+const uint BLOCK = 22, QS = 6, QH = 2;
+#else
+const uint BLOCK = 24, QS = 8, QH = 4;
+#endif
+// The low four bits of `bits` as bit 4 of four bytes.
+uint fifth_bits(uint bits) { return ((bits & 1u) | ((bits & 2u) << 7) | ((bits & 4u) << 14) | ((bits & 8u) << 21)) << 4; }
 float part_dot(uint blk, uint p, uint x) {
-  const uint at = blk + 2 + 8 * p, xa = x + 8 * p * xs;
+  const uint at = blk + QS + 8 * p, xa = x + 8 * p * xs;
   const vec4 xv[4] = {x4(xa), x4(xa + 4 * xs), x4(xa + 16 * xs), x4(xa + 20 * xs)};
   const float xsum = dot(xv[0] + xv[1] + xv[2] + xv[3], vec4(1.0));
   const uint w0 = A_word2(at), w1 = A_word2(at + 4);
-  const float q = dot(bytes4(w0 & 0x0F0F0F0Fu), xv[0]) + dot(bytes4(w1 & 0x0F0F0F0Fu), xv[1]) +
-                  dot(bytes4((w0 >> 4) & 0x0F0F0F0Fu), xv[2]) + dot(bytes4((w1 >> 4) & 0x0F0F0F0Fu), xv[3]);
-  return f16_at(A_h[blk >> 1]) * (q - 8.0 * xsum);
+  uint q[4] = {w0 & 0x0F0F0F0Fu, w1 & 0x0F0F0F0Fu, (w0 >> 4) & 0x0F0F0F0Fu, (w1 >> 4) & 0x0F0F0F0Fu};
+#if defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+  const uint qh = A_word2(blk + QH) >> (8 * p);
+  q[0] |= fifth_bits(qh);
+  q[1] |= fifth_bits(qh >> 4);
+  q[2] |= fifth_bits(qh >> 16);
+  q[3] |= fifth_bits(qh >> 20);
+#endif
+  const float dq = dot(bytes4(q[0]), xv[0]) + dot(bytes4(q[1]), xv[1]) + dot(bytes4(q[2]), xv[2]) + dot(bytes4(q[3]), xv[3]);
+#if defined(TYPE_Q4_0)
+  return f16_at(A_h[blk >> 1]) * (dq - 8.0 * xsum);
+#elif defined(TYPE_Q5_0)
+  return f16_at(A_h[blk >> 1]) * (dq - 16.0 * xsum);
+#else
+  const vec2 dm = unpackHalf2x16(A_word2(blk));  // d * q + m
+  return dm.x * dq + dm.y * xsum;
+#endif
 }
 #endif
 
