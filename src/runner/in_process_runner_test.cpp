@@ -345,15 +345,32 @@ TEST(InProcessRunner, NumGpuOffloadsToTheVulkanDevice) {
   EXPECT_EQ(text_of(**gpu), want);
 }
 
-// Q3_K has no Vulkan kernel: its layers stay on the CPU whatever num_gpu asks, and the model
-// loads (it failed to before).
-TEST(InProcessRunner, LayersWithoutAGpuKernelStayOnTheCpu) {
+// A mixture-of-experts model offloads like a dense one (each of its layers ran on the CPU
+// before the Vulkan backend had the MoE kernels): bytes on the device, the CPU's greedy text.
+// (That layers with a type the device cannot run stay on the CPU is OffloadableLayers' test.)
+TEST(InProcessRunner, MixtureOfExpertsOffloadsToTheVulkanDevice) {
   PADDOCK_REQUIRE_FIXTURES();
   setenv("PADDOCK_VULKAN_DEVICE", "llvmpipe", 0);
-  const std::string path = testing::fixtures_dir() + "/models/tiny-zoo-q3_k_m.gguf";
-  auto r = load_in_process(LoadOptions{.model_path = path, .num_ctx = 64, .num_gpu = 999}, {});
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ((*r)->facts().device_memory_bytes, 0u);
+  const std::string path = testing::fixtures_dir() + "/models/tiny-qwen3moe-q4_k_m.gguf";
+  const auto text_of = [](Runner& r) {
+    std::string joined;
+    const Status st = r.complete(greedy(8), [&](const CompletionChunk& c) {
+      joined += c.text;
+      return true;
+    });
+    EXPECT_TRUE(st.is_ok()) << st.to_string();
+    return joined;
+  };
+  auto cpu = load_in_process(LoadOptions{.model_path = path, .num_ctx = 64, .num_gpu = 0}, {});
+  ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+  auto gpu = load_in_process(LoadOptions{.model_path = path, .num_ctx = 64, .num_gpu = 999}, {});
+  ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+  const ModelFacts facts = (*gpu)->facts();
+  EXPECT_GT(facts.device_memory_bytes, facts.memory_bytes / 2);  // every layer and the output
+  EXPECT_LE(facts.device_memory_bytes, facts.memory_bytes);
+  const std::string want = text_of(**cpu);
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(text_of(**gpu), want);
 }
 #endif
 
