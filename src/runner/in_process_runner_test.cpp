@@ -316,6 +316,17 @@ TEST(InProcessRunner, LoadErrorsAreStatuses) {
 }
 
 #if PADDOCK_HAVE_VULKAN
+// The text of n greedy tokens.
+std::string greedy_text(Runner& r, int64_t n) {
+  std::string joined;
+  const Status st = r.complete(greedy(n), [&](const CompletionChunk& c) {
+    joined += c.text;
+    return true;
+  });
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  return joined;
+}
+
 // num_gpu through the load options (the API's option and Modelfile parameter): every layer
 // on the Vulkan device (lavapipe unless PADDOCK_VULKAN_DEVICE names another) generates the
 // CPU's greedy text, and the facts report the bytes placed there (/api/ps size_vram); 0
@@ -323,15 +334,6 @@ TEST(InProcessRunner, LoadErrorsAreStatuses) {
 TEST(InProcessRunner, NumGpuOffloadsToTheVulkanDevice) {
   PADDOCK_REQUIRE_FIXTURES();
   setenv("PADDOCK_VULKAN_DEVICE", "llvmpipe", 0);
-  const auto text_of = [](Runner& r) {
-    std::string joined;
-    const Status st = r.complete(greedy(12), [&](const CompletionChunk& c) {
-      joined += c.text;
-      return true;
-    });
-    EXPECT_TRUE(st.is_ok()) << st.to_string();
-    return joined;
-  };
   auto cpu = load_in_process(LoadOptions{.model_path = stories_path(), .num_ctx = 64, .num_gpu = 0}, {});
   ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
   EXPECT_EQ((*cpu)->facts().device_memory_bytes, 0u);
@@ -340,9 +342,9 @@ TEST(InProcessRunner, NumGpuOffloadsToTheVulkanDevice) {
   const ModelFacts facts = (*gpu)->facts();
   EXPECT_GT(facts.device_memory_bytes, 0u);
   EXPECT_LE(facts.device_memory_bytes, facts.memory_bytes);
-  const std::string want = text_of(**cpu);
+  const std::string want = greedy_text(**cpu, 12);
   EXPECT_FALSE(want.empty());
-  EXPECT_EQ(text_of(**gpu), want);
+  EXPECT_EQ(greedy_text(**gpu, 12), want);
 }
 
 // A mixture-of-experts model offloads like a dense one (each of its layers ran on the CPU
@@ -352,15 +354,6 @@ TEST(InProcessRunner, MixtureOfExpertsOffloadsToTheVulkanDevice) {
   PADDOCK_REQUIRE_FIXTURES();
   setenv("PADDOCK_VULKAN_DEVICE", "llvmpipe", 0);
   const std::string path = testing::fixtures_dir() + "/models/tiny-qwen3moe-q4_k_m.gguf";
-  const auto text_of = [](Runner& r) {
-    std::string joined;
-    const Status st = r.complete(greedy(8), [&](const CompletionChunk& c) {
-      joined += c.text;
-      return true;
-    });
-    EXPECT_TRUE(st.is_ok()) << st.to_string();
-    return joined;
-  };
   auto cpu = load_in_process(LoadOptions{.model_path = path, .num_ctx = 64, .num_gpu = 0}, {});
   ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
   auto gpu = load_in_process(LoadOptions{.model_path = path, .num_ctx = 64, .num_gpu = 999}, {});
@@ -368,9 +361,9 @@ TEST(InProcessRunner, MixtureOfExpertsOffloadsToTheVulkanDevice) {
   const ModelFacts facts = (*gpu)->facts();
   EXPECT_GT(facts.device_memory_bytes, facts.memory_bytes / 2);  // every layer and the output
   EXPECT_LE(facts.device_memory_bytes, facts.memory_bytes);
-  const std::string want = text_of(**cpu);
+  const std::string want = greedy_text(**cpu, 8);
   EXPECT_FALSE(want.empty());
-  EXPECT_EQ(text_of(**gpu), want);
+  EXPECT_EQ(greedy_text(**gpu, 8), want);
 }
 #endif
 
