@@ -125,6 +125,8 @@ MulMatKernel mul_mat_kernel(const Node& n, const DeviceTraits& d) {
     case DType::kQ5_0:
     case DType::kQ5_1:
     case DType::kQ8_0:
+    case DType::kQ2_K:
+    case DType::kQ3_K:
     case DType::kQ4_K:
     case DType::kQ5_K:
     case DType::kQ6_K: return n.src[1].ne[1] == 1 ? MulMatKernel::kVec : MulMatKernel::kColumns;

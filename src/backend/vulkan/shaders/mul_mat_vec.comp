@@ -81,6 +81,40 @@ float part_dot(uint blk, uint p, uint x) {
   }
   return f16_at(A_h[(blk + 208) >> 1]) * acc;
 }
+#elif defined(TYPE_Q2_K) || defined(TYPE_Q3_K)
+// 16 parts of a 256-value block, one per 16-value group g = 8n + 2s + h: values 128n + 32s +
+// 16h.., 2-bit levels in bits 2s of bytes 32n + 16h.. of the levels (Q3_K: a third bit, bit
+// 4n + s of high-bit bytes 16h..).
+const uint QK = 256, PARTS = 16;
+#ifdef TYPE_Q2_K
+const uint BLOCK = 84, QS = 16;
+#else
+const uint BLOCK = 110, QS = 32;
+#endif
+float part_dot(uint blk, uint g, uint x) {
+  const uint n = g >> 3, s = (g >> 1) & 3, h = g & 1;
+  const uint xa = x + (128 * n + 32 * s + 16 * h) * xs, at = blk + QS + 32 * n + 16 * h;
+  float dq = 0.0, xsum = 0.0;
+  [[unroll]] for (uint k = 0; k < 4; ++k) {
+    const vec4 xv = x4(xa + 4 * k * xs);
+    uint q = (A_word2(at + 4 * k) >> (2 * s)) & 0x03030303u;
+#ifdef TYPE_Q3_K
+    q |= ((A_word2(blk + 16 * h + 4 * k) >> (4 * n + s)) & 0x01010101u) << 2;
+#endif
+    dq += dot(bytes4(q), xv);
+    xsum += dot(xv, vec4(1.0));
+  }
+#ifdef TYPE_Q2_K
+  const uint sc = uint(A_b[blk + g]);
+  const vec2 dm = unpackHalf2x16(A_word2(blk + 80));
+  return dm.x * float(sc & 15) * dq - dm.y * float(sc >> 4) * xsum;
+#else
+  const uint sc = blk + 96;
+  const uint low = g < 8 ? uint(A_b[sc + g]) & 15 : uint(A_b[sc + g - 8]) >> 4;
+  const uint high = (uint(A_b[sc + 8 + (g & 3)]) >> (2 * (g >> 2))) & 3;
+  return f16_at(A_h[(blk + 108) >> 1]) * float(int(low | (high << 4)) - 32) * (dq - 4.0 * xsum);
+#endif
+}
 #elif defined(TYPE_Q8_0)
 // 4 parts of a 32-value block: 8 values each.
 const uint QK = 32, PARTS = 4, BLOCK = 34;
