@@ -125,6 +125,9 @@ MulMatKernel mul_mat_kernel(const Node& n, const DeviceTraits& d) {
     case DType::kQ5_0:
     case DType::kQ5_1:
     case DType::kQ8_0:
+    case DType::kIQ4_NL:
+    case DType::kIQ4_XS:
+    case DType::kMXFP4:
     case DType::kQ2_K:
     case DType::kQ3_K:
     case DType::kQ4_K:

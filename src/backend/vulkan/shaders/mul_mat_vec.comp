@@ -115,6 +115,47 @@ float part_dot(uint blk, uint g, uint x) {
   return f16_at(A_h[(blk + 108) >> 1]) * float(int(low | (high << 4)) - 32) * (dq - 4.0 * xsum);
 #endif
 }
+#elif defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS) || defined(TYPE_MXFP4)
+// Nibbles indexing 16 levels, 8 bytes (16 values: 8 in the low nibbles, the 8 values 16
+// later in the high ones) per part: IQ4_NL and MXFP4 2 parts of a 32-value block, IQ4_XS 16
+// of a 256-value block (part p: half p % 2 of 32-value group p / 2, with the group's scale).
+#if defined(TYPE_MXFP4)
+#define LEVELS MXFP4_LEVELS
+const uint QK = 32, PARTS = 2, BLOCK = 17;
+// A byte at a time: 17-byte blocks leave words unaligned.
+uint quad_bytes(uint at) {
+  return uint(A_b[at]) | (uint(A_b[at + 1]) << 8) | (uint(A_b[at + 2]) << 16) | (uint(A_b[at + 3]) << 24);
+}
+#else
+#define LEVELS IQ4_NL_LEVELS
+#ifdef TYPE_IQ4_NL
+const uint QK = 32, PARTS = 2, BLOCK = 18;
+#else
+const uint QK = 256, PARTS = 16, BLOCK = 136;
+#endif
+uint quad_bytes(uint at) { return A_word2(at); }
+#endif
+vec4 levels(uint w) { return vec4(LEVELS[w & 15], LEVELS[(w >> 8) & 15], LEVELS[(w >> 16) & 15], LEVELS[(w >> 24) & 15]); }
+float part_dot(uint blk, uint p, uint x) {
+#if defined(TYPE_IQ4_XS)
+  const uint g = p >> 1, at = blk + 8 + 16 * g + 8 * (p & 1), xa = x + (32 * g + 8 * (p & 1)) * xs;
+#elif defined(TYPE_MXFP4)
+  const uint at = blk + 1 + 8 * p, xa = x + 8 * p * xs;
+#else
+  const uint at = blk + 2 + 8 * p, xa = x + 8 * p * xs;
+#endif
+  const uint w0 = quad_bytes(at), w1 = quad_bytes(at + 4);
+  const float dq = dot(levels(w0), x4(xa)) + dot(levels(w1), x4(xa + 4 * xs)) +
+                   dot(levels(w0 >> 4), x4(xa + 16 * xs)) + dot(levels(w1 >> 4), x4(xa + 20 * xs));
+#if defined(TYPE_IQ4_XS)
+  const uint sc = ((uint(A_b[blk + 4 + (g >> 1)]) >> (4 * (g & 1))) & 15) | (((uint(A_h[(blk >> 1) + 1]) >> (2 * g)) & 3) << 4);
+  return f16_at(A_h[blk >> 1]) * float(int(sc) - 32) * dq;
+#elif defined(TYPE_MXFP4)
+  return e8m0_half(uint(A_b[blk])) * dq;
+#else
+  return f16_at(A_h[blk >> 1]) * dq;
+#endif
+}
 #elif defined(TYPE_Q8_0)
 // 4 parts of a 32-value block: 8 values each.
 const uint QK = 32, PARTS = 4, BLOCK = 34;
