@@ -17,10 +17,9 @@ function(paddock_vulkan_shaders out_var)
     string(TOLOWER ${t} lt)
     list(APPEND variants "get_rows_${lt}|get_rows.comp|TYPE=${t}" "mul_mat_${lt}|mul_mat.comp|TYPE=${t}"
                          "mul_mm_${lt}|mul_mm.comp|TYPE=${t}" "mul_mat_id_${lt}|mul_mat_id.comp|TYPE=${t}")
-  endforeach()
-  foreach(t Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL IQ4_XS MXFP4 Q2_K Q3_K Q4_K Q5_K Q6_K)
-    string(TOLOWER ${t} lt)
-    list(APPEND variants "mul_mat_vec_${lt}|mul_mat_vec.comp|TYPE_${t}")
+    if(NOT t IN_LIST float_types)  # block-quantized: decode's mat-vec kernel
+      list(APPEND variants "mul_mat_vec_${lt}|mul_mat_vec.comp|TYPE_${t}")
+    endif()
   endforeach()
   foreach(t ${kv_types})
     string(TOLOWER ${t} lt)

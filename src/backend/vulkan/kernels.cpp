@@ -119,22 +119,9 @@ constexpr int64_t kTileRows = 64, kTileColumns = 64, kTileDepth = 32;  // shader
 MulMatKernel mul_mat_kernel(const Node& n, const DeviceTraits& d) {
   if (d.cpu) return MulMatKernel::kColumns;
   if (n.src[1].ne[1] > kMulMatColumns && n.src[0].ne[0] % kTileDepth == 0) return MulMatKernel::kTiles;
-  switch (n.src[0].type) {
-    case DType::kQ4_0:
-    case DType::kQ4_1:
-    case DType::kQ5_0:
-    case DType::kQ5_1:
-    case DType::kQ8_0:
-    case DType::kIQ4_NL:
-    case DType::kIQ4_XS:
-    case DType::kMXFP4:
-    case DType::kQ2_K:
-    case DType::kQ3_K:
-    case DType::kQ4_K:
-    case DType::kQ5_K:
-    case DType::kQ6_K: return n.src[1].ne[1] == 1 ? MulMatKernel::kVec : MulMatKernel::kColumns;
-    default: return MulMatKernel::kColumns;
-  }
+  // Every block-quantized type has a mul_mat_vec kernel; float rows take mul_mat.comp.
+  const bool blocks = dtype_info(n.src[0].type).block_size > 1;
+  return blocks && n.src[1].ne[1] == 1 ? MulMatKernel::kVec : MulMatKernel::kColumns;
 }
 
 std::string mul_mat_shader(const Node& n, const DeviceTraits& d) {
