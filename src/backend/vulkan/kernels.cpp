@@ -157,19 +157,30 @@ Result<uint32_t> encode_mul_mat(const Node& n, const DeviceTraits& d, ParamWrite
   return static_cast<uint32_t>(ceil_div(rows, kRowGroup / lanes) * ceil_div(cols, kMulMatColumns) * batches);
 }
 
+// The most experts per token the MoE kernels take (shaders/moe.glsl slot_expert,
+// shaders/moe_gate.comp MAX_K).
+constexpr int64_t kMaxSlots = 64;
+
+Status check_slots(int64_t slots) {
+  if (slots <= kMaxSlots) return Status::ok();
+  return unsupported("vulkan: " + std::to_string(slots) + " experts per token, more than the " +
+                     std::to_string(kMaxSlots) + " the MoE kernels take");
+}
+
 // shaders/mul_mat_id.comp: mul_mat.comp's rows for one (slot, token) each.
 Result<uint32_t> encode_mul_mat_id(const Node& n, const DeviceTraits& d, ParamWriter& w) {
-  constexpr int64_t kMaxSlots = 64;  // shaders/moe.glsl slot_expert
-  if (n.dst.ne[1] > kMaxSlots) return unsupported("vulkan: mul_mat_id over more than 64 experts per token");
+  PADDOCK_TRY(check_slots(n.dst.ne[1]));
   const int64_t lanes = row_lanes(n, d);
   w.op(0, static_cast<uint32_t>(lanes));
   return static_cast<uint32_t>(ceil_div(n.src[0].ne[1], kRowGroup / lanes) * n.dst.ne[1] * n.dst.ne[2]);
 }
 
 Result<uint32_t> encode_moe_gate(const Node& n, const DeviceTraits&, ParamWriter& w) {
-  constexpr int64_t kMaxExpertsHere = 1024, kMaxK = 64;  // shaders/moe_gate.comp
-  if (n.src[0].ne[0] > kMaxExpertsHere || n.moe.k > kMaxK || n.moe.k < 1 || n.moe.k > n.src[0].ne[0]) {
-    return unsupported("vulkan: moe_gate over more than 1024 experts or 64 per token");
+  constexpr int64_t kMaxExpertsHere = 1024;  // shaders/moe_gate.comp MAX_EXPERTS
+  PADDOCK_TRY(check_slots(n.moe.k));
+  if (n.src[0].ne[0] > kMaxExpertsHere || n.moe.k < 1 || n.moe.k > n.src[0].ne[0]) {
+    return unsupported("vulkan: moe_gate of " + std::to_string(n.moe.k) + " of " +
+                       std::to_string(n.src[0].ne[0]) + " experts (at most 1024 experts)");
   }
   w.op(0, static_cast<uint32_t>(n.moe.k));
   w.op(1, n.moe.gating == MoeGating::kSoftmaxTopK ? 0u : 1u);
@@ -179,7 +190,7 @@ Result<uint32_t> encode_moe_gate(const Node& n, const DeviceTraits&, ParamWriter
 
 // shaders/moe_rows.comp: a workgroup per (256 rows, token).
 Result<uint32_t> encode_moe_rows(const Node& n, const DeviceTraits&, ParamWriter&) {
-  if (n.src[0].ne[1] > 64) return unsupported("vulkan: more than 64 experts per token");
+  PADDOCK_TRY(check_slots(n.src[0].ne[1]));
   return static_cast<uint32_t>(ceil_div(n.src[0].ne[0], 256) * n.src[0].ne[2]);
 }
 
