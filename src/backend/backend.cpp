@@ -63,6 +63,47 @@ TensorView TensorView::shifted(size_t bytes) const {
   return v;
 }
 
+namespace {
+
+// Items [first, first + n) along dim 2 of a view.
+TensorView slab(const TensorView& t, int64_t first, int64_t n) {
+  TensorView r = t.shifted(static_cast<size_t>(first) * t.nb[2]);
+  r.ne[2] = n;
+  return r;
+}
+
+}  // namespace
+
+bool attn_seqs_valid(std::span<const AttnSeq> seqs, int64_t n_tokens, int64_t n_kv) {
+  if (seqs.empty()) return true;
+  int64_t next = 0;
+  for (const AttnSeq& s : seqs) {
+    if (s.token != next || s.n_tokens < 0 || s.cell < 0 || s.n_cells < 0 || s.cell > n_kv - s.n_cells) {
+      return false;
+    }
+    next += s.n_tokens;
+  }
+  return next == n_tokens;
+}
+
+std::vector<AttnSeqViews> attn_seq_views(const TensorView& q, const TensorView& k, const TensorView& v,
+                                         std::span<const int32_t> pos, const AttnParams& p,
+                                         const TensorView& dst) {
+  if (p.seqs.empty()) return {{q, k, v, dst, pos, p}};
+  PADDOCK_CHECK(attn_seqs_valid(p.seqs, q.ne[2], k.ne[2]) && static_cast<int64_t>(pos.size()) == q.ne[2]);
+  std::vector<AttnSeqViews> out;
+  for (const AttnSeq& s : p.seqs) {
+    AttnParams one = p;
+    one.seqs = {};
+    if (!p.cells.empty())
+      one.cells = p.cells.subspan(static_cast<size_t>(s.cell), static_cast<size_t>(s.n_cells));
+    out.push_back({slab(q, s.token, s.n_tokens), slab(k, s.cell, s.n_cells), slab(v, s.cell, s.n_cells),
+                   slab(dst, s.token, s.n_tokens),
+                   pos.subspan(static_cast<size_t>(s.token), static_cast<size_t>(s.n_tokens)), one});
+  }
+  return out;
+}
+
 bool is_kv_cache_type(DType t) {
   return t == DType::kF16 || t == DType::kF32 || t == DType::kQ8_0 || t == DType::kQ4_0;
 }

@@ -19,6 +19,7 @@
 #include <initializer_list>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "backend/buffer.h"
 #include "base/status.h"
@@ -91,15 +92,29 @@ struct RopeParams {
 
 // kAttention's options: llama.cpp's flash_attn_ext with its mask and logit softcap (the
 // per-head sinks travel as the node's fourth input).
+// One sequence of an attention node over several (AttnParams::seqs): its query tokens
+// [token, token + n_tokens) see cells [cell, cell + n_cells) of k and v, that sequence's alone.
+struct AttnSeq {
+  int32_t token = 0;
+  int32_t n_tokens = 0;
+  int32_t cell = 0;
+  int32_t n_cells = 0;
+  bool operator==(const AttnSeq&) const = default;
+};
+
 struct AttnParams {
   float scale = 1.0f;    // scores = scale * q.k
   float softcap = 0.0f;  // > 0: scores = softcap * tanh(scores / softcap) (gemma2)
   bool causal = true;    // token t sees cells holding positions <= ids[t]; false: every cell (BERT)
   int32_t window = 0;    // > 0, causal only: ... and positions > ids[t] - window (sliding window)
   // The position each cell holds, -1 for an empty cell (never visible): a ring of
-  // sliding-window cells, or cells in any order. Empty: cell j holds position j. In a graph
-  // node the graph keeps a copy.
+  // sliding-window cells, or cells in any order. Empty: cell j holds position j (j - the
+  // sequence's first cell, with seqs). In a graph node the graph keeps a copy.
   std::span<const int32_t> cells;
+  // Several sequences in one call, covering the tokens in order (a batch over one cache
+  // whose sequences hold disjoint cells). Empty: one sequence, every token over every cell.
+  // In a graph node the graph keeps a copy.
+  std::span<const AttnSeq> seqs;
 };
 
 // How a mixture-of-experts router turns logits into the weights of each token's k experts.
@@ -117,6 +132,23 @@ struct MoeParams {
 inline bool attn_visible(const AttnParams& p, int32_t pos, int32_t cell) {
   return cell >= 0 && (!p.causal || cell <= pos) && (p.window == 0 || cell > pos - p.window);
 }
+
+// Whether seqs (AttnParams::seqs) cover n_tokens query tokens in order, each over cells
+// within [0, n_kv); an empty list always does.
+bool attn_seqs_valid(std::span<const AttnSeq> seqs, int64_t n_tokens, int64_t n_kv);
+
+// One sequence's share of an attention call: its query and output rows, its cells, their
+// positions, and the params of a single-sequence call over them.
+struct AttnSeqViews {
+  TensorView q, k, v, dst;
+  std::span<const int32_t> pos;
+  AttnParams params;
+};
+// The single-sequence calls an attention call amounts to: one per sequence of p.seqs, or the
+// call itself when it has none (what host kernels run a multi-sequence node as).
+std::vector<AttnSeqViews> attn_seq_views(const TensorView& q, const TensorView& k, const TensorView& v,
+                                         std::span<const int32_t> pos, const AttnParams& p,
+                                         const TensorView& dst);
 
 // The op table: names are llama.cpp's (GGML_OP_*) so tensor dumps line up with its own.
 enum class Op : uint8_t {
@@ -146,7 +178,7 @@ enum class Op : uint8_t {
   kTanh,       // tanh(src0) (tanhf), F32, same shape: gemma2's logit softcaps, scale-tanh-scale as ggml
   kCount,
 };
-// kAttention: attention with grouped KV heads over one sequence's cache. src0 = q
+// kAttention: attention with grouped KV heads over a KV cache. src0 = q
 // [d_k, n_head, n_tokens] F32; src1 = k [d_k, n_head_kv, n_kv], src2 = v [d_v, n_head_kv,
 // n_kv] of one KV cache type (is_kv_cache_type; block types need whole blocks per head);
 // optional src3 = sinks [n_head] F32; cells 0..n_kv-1 hold the positions AttnParams::cells
@@ -154,6 +186,8 @@ enum class Op : uint8_t {
 // the cell's position <= ids[t]); query head h uses kv head h / (n_head /
 // n_head_kv). dst [d_v, n_head, n_tokens] = softmax(scores) v, where a sink adds
 // exp(sinks[h]) to the softmax's denominator (gpt-oss: attention that may go nowhere).
+// With AttnParams::seqs each sequence's tokens see only its own cells: the same as one call
+// per sequence on the sub-views (attn_seq_views), in one node.
 // kMulMatId: each token's chosen experts' matrices (ggml's mul_mat_id). src0 = experts [K,
 // M, n_expert] any type; src1 = x [K, 1 or k, N] F32; src2 = gate [n_expert, N] (kMoeGate's
 // output). Token t's slots s < k hold its experts in moe_slots order (backend/moe.h);

@@ -232,6 +232,7 @@ void Graph::attention(const TensorView& q, const TensorView& k, const TensorView
   PADDOCK_CHECK(static_cast<int64_t>(pos.size()) == q.ne[2]);
   PADDOCK_CHECK(p.window >= 0 && (p.window == 0 || p.causal) && p.softcap >= 0);
   PADDOCK_CHECK(p.cells.empty() || static_cast<int64_t>(p.cells.size()) == k.ne[2]);
+  PADDOCK_CHECK(attn_seqs_valid(p.seqs, q.ne[2], k.ne[2]));
   if (sinks) {
     PADDOCK_CHECK(sinks->type == DType::kF32 && sinks->ne[0] == q.ne[1]);
     record(Op::kAttention, std::move(name), {q, k, v, *sinks}, dst);
@@ -241,6 +242,16 @@ void Graph::attention(const TensorView& q, const TensorView& k, const TensorView
   nodes_.back().ids = keep(pos);
   nodes_.back().attn = p;
   nodes_.back().attn.cells = keep(p.cells);
+  if (p.seqs.empty()) return;
+  // Every layer's node shares one copy (two: windowed and full layers differ), as in keep().
+  for (size_t i = 0; i < std::min<size_t>(2, seqs_.size()); ++i) {
+    const std::vector<AttnSeq>& kept = seqs_[seqs_.size() - 1 - i];
+    if (std::ranges::equal(kept, p.seqs)) {
+      nodes_.back().attn.seqs = kept;
+      return;
+    }
+  }
+  nodes_.back().attn.seqs = seqs_.emplace_back(p.seqs.begin(), p.seqs.end());
 }
 
 void Graph::copy(const TensorView& src, const TensorView& dst, std::string name) {

@@ -130,6 +130,7 @@ class Graph {
   std::unique_ptr<ComputeBuffer> compute_;
   std::vector<Node> nodes_;
   std::deque<std::vector<int32_t>> ids_;
+  std::deque<std::vector<AttnSeq>> seqs_;  // attention nodes' sequences
   std::vector<Block> live_;  // sorted by offset
   size_t next_id_ = 0;
   size_t high_water_ = 0;

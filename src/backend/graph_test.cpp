@@ -71,6 +71,46 @@ TEST(Graph, KeepsEqualTablesOnce) {
   EXPECT_TRUE(g.keep({}).empty());
 }
 
+// Sequences of one attention node: they cover the tokens in order, each over cells inside k;
+// the graph keeps one copy for the nodes of every layer; host kernels run them as one call
+// per sequence on its sub-views.
+TEST(Graph, AttentionOverSeveralSequences) {
+  const std::vector<AttnSeq> seqs = {{0, 2, 0, 4}, {2, 3, 6, 4}};
+  EXPECT_TRUE(attn_seqs_valid({}, 5, 10));
+  EXPECT_TRUE(attn_seqs_valid(seqs, 5, 10));
+  EXPECT_FALSE(attn_seqs_valid(seqs, 6, 10));  // a token left out
+  EXPECT_FALSE(attn_seqs_valid(seqs, 5, 9));   // cells past k
+  const std::vector<AttnSeq> gap = {{0, 2, 0, 4}, {3, 2, 6, 4}};
+  EXPECT_FALSE(attn_seqs_valid(gap, 5, 10));
+
+  Graph g;
+  const TensorView q = g.tensor(DType::kF32, {8, 2, 5});
+  const TensorView k = g.tensor(DType::kF32, {8, 1, 10});
+  const TensorView v = g.tensor(DType::kF32, {4, 1, 10});
+  const TensorView out = g.tensor(DType::kF32, {4, 2, 5});
+  const std::vector<int32_t> pos = {2, 3, 1, 2, 3};
+  const std::vector<int32_t> cells = {0, 1, 2, 3, -1, -1, 3, 0, 1, 2};
+  for (int layer = 0; layer < 2; ++layer) {
+    g.attention(q, k, v, pos, AttnParams{.cells = cells, .seqs = seqs}, std::nullopt, out, "__fattn__");
+  }
+  EXPECT_EQ(g.nodes()[0].attn.seqs.data(), g.nodes()[1].attn.seqs.data());
+  EXPECT_NE(g.nodes()[0].attn.seqs.data(), seqs.data());
+
+  const std::vector<AttnSeqViews> parts = attn_seq_views(q, k, v, pos, g.nodes()[0].attn, out);
+  ASSERT_EQ(parts.size(), 2u);
+  const AttnSeqViews& b = parts[1];
+  EXPECT_EQ(b.q.offset, q.offset + 2 * q.nb[2]);
+  EXPECT_EQ(b.q.ne[2], 3);
+  EXPECT_EQ(b.dst.offset, out.offset + 2 * out.nb[2]);
+  EXPECT_EQ(b.k.offset, k.offset + 6 * k.nb[2]);
+  EXPECT_EQ(b.v.ne[2], 4);
+  EXPECT_EQ((std::vector<int32_t>(b.pos.begin(), b.pos.end())), (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ((std::vector<int32_t>(b.params.cells.begin(), b.params.cells.end())),
+            (std::vector<int32_t>{3, 0, 1, 2}));
+  EXPECT_TRUE(b.params.seqs.empty());
+  EXPECT_EQ(attn_seq_views(q, k, v, pos, AttnParams{}, out).size(), 1u);  // no sequences: the call itself
+}
+
 TEST(HostBuffer, CopyFromMovesOverlappingRanges) {
   Result<std::unique_ptr<Buffer>> b = host_device().alloc(8);
   ASSERT_TRUE(b.ok());

@@ -498,15 +498,13 @@ Status run(const EvalOptions& o) {
   }
   PADDOCK_ASSIGN(std::unique_ptr<Model> model, load_model(*file, *be));
   if (!model->has_lm_head()) return run_embeddings(o, *file, *model, *be, entries);
-  std::vector<KvCache> slots;
   // Each prompt is one pass: sliding-window layers then hold rings sized for the longest.
   int64_t longest = 1;
   for (const Entry& e : entries) longest = std::max<int64_t>(longest, static_cast<int64_t>(e.ids.size()));
   const KvCacheConfig kc = kv_config(model->hparams(), o.ctx.value_or(kGoldenCtx), DType::kF16, longest);
-  for (int64_t i = 0; i < std::min<int64_t>(o.parallel, static_cast<int64_t>(entries.size())); ++i) {
-    PADDOCK_ASSIGN(KvCache kv, KvCache::create(kc, *be));
-    slots.push_back(std::move(kv));
-  }
+  PADDOCK_ASSIGN(std::vector<KvCache> slots,
+                 KvCache::create_group(
+                     kc, std::clamp<int64_t>(static_cast<int64_t>(entries.size()), 1, o.parallel), *be));
   PADDOCK_ASSIGN(const std::vector<EntryResult> results, evaluate_all(*model, *be, slots, entries, o));
   for (size_t i = 0; i < entries.size(); ++i) {
     std::printf("%s\n", to_json_line(entries[i], results[i], !o.teacher_force.empty()).c_str());

@@ -55,11 +55,17 @@ struct Output {
   }
 };
 
-// Runs the prompts as one batch of sequences, each with its own cache; returns per prompt.
-std::vector<Output> run_together(const LoadedModel& m, const std::vector<std::string>& prompts, int64_t n) {
+// Runs the prompts as one batch of sequences, each with its own cache (grouped: the cells of
+// one group, which attend in one call per layer); returns per prompt.
+std::vector<Output> run_together(const LoadedModel& m, const std::vector<std::string>& prompts, int64_t n,
+                                 bool grouped) {
   std::vector<Output> runs(prompts.size());
   std::vector<KvCache> caches;
-  for (size_t i = 0; i < prompts.size(); ++i) caches.push_back(std::move(m.make_kv_cache()).value());
+  if (grouped) {
+    caches = std::move(m.make_kv_caches(static_cast<int64_t>(prompts.size()))).value();
+  } else {
+    for (size_t i = 0; i < prompts.size(); ++i) caches.push_back(std::move(m.make_kv_cache()).value());
+  }
   std::vector<std::unique_ptr<Sequence>> seqs;
   std::vector<Sequence*> ptrs;
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -89,14 +95,16 @@ void expect_batched_equals_alone(const std::string& model, int64_t num_batch, in
   PADDOCK_REQUIRE_FIXTURES();
   const auto m = load(model, {.num_ctx = 256, .num_batch = num_batch, .kv_type = DType::kF32});
   ASSERT_TRUE(m);
-  const std::vector<Output> together = run_together(*m, kPrompts, n_predict);
-  for (size_t i = 0; i < kPrompts.size(); ++i) {
-    const Output alone = run_alone(*m, kPrompts[i], n_predict);
-    EXPECT_EQ(together[i].ids, alone.ids) << kPrompts[i];
-    EXPECT_EQ(together[i].text, alone.text) << kPrompts[i];
-    ASSERT_EQ(together[i].logprobs.size(), alone.logprobs.size());
-    for (size_t t = 0; t < alone.logprobs.size(); ++t) {
-      EXPECT_NEAR(together[i].logprobs[t], alone.logprobs[t], 1e-4) << kPrompts[i] << " token " << t;
+  for (bool grouped : {false, true}) {
+    const std::vector<Output> together = run_together(*m, kPrompts, n_predict, grouped);
+    for (size_t i = 0; i < kPrompts.size(); ++i) {
+      const Output alone = run_alone(*m, kPrompts[i], n_predict);
+      EXPECT_EQ(together[i].ids, alone.ids) << kPrompts[i] << (grouped ? " (grouped)" : "");
+      EXPECT_EQ(together[i].text, alone.text) << kPrompts[i];
+      ASSERT_EQ(together[i].logprobs.size(), alone.logprobs.size());
+      for (size_t t = 0; t < alone.logprobs.size(); ++t) {
+        EXPECT_NEAR(together[i].logprobs[t], alone.logprobs[t], 1e-4) << kPrompts[i] << " token " << t;
+      }
     }
   }
 }

@@ -120,6 +120,10 @@ Result<KvCache> LoadedModel::make_kv_cache() const {
   return KvCache::create(kv_config(model_->hparams(), n_ctx_, kv_type_, n_batch_), *backend_);
 }
 
+Result<std::vector<KvCache>> LoadedModel::make_kv_caches(int64_t n_seq) const {
+  return KvCache::create_group(kv_config(model_->hparams(), n_ctx_, kv_type_, n_batch_), n_seq, *backend_);
+}
+
 std::shared_ptr<const sample::GrammarVocab> LoadedModel::grammar_vocab() const {
   const std::lock_guard<std::mutex> lock(grammar_vocab_mu_);
   if (!grammar_vocab_) {

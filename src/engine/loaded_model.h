@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backend/backend.h"
 #include "base/status.h"
@@ -74,6 +75,9 @@ class LoadedModel {
   // Bytes of one KV cache of n_ctx() cells.
   uint64_t kv_cache_bytes() const;
   Result<KvCache> make_kv_cache() const;
+  // n_seq caches for the sequences batched together (KvCache::create_group: one attention
+  // call per layer serves them all).
+  Result<std::vector<KvCache>> make_kv_caches(int64_t n_seq) const;
 
   // The vocabulary as grammars see it (token pieces, EOG ids), built on first use and shared.
   std::shared_ptr<const sample::GrammarVocab> grammar_vocab() const;

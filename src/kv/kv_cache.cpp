@@ -53,14 +53,50 @@ uint64_t kv_cache_bytes(const KvCacheConfig& c) {
 }
 
 Result<KvCache> KvCache::create(const KvCacheConfig& c, Device& device) {
-  return create(c, [&](int64_t) -> Device& { return device; });
+  PADDOCK_ASSIGN(std::vector<KvCache> one, create_group(c, 1, device));
+  return std::move(one.front());
 }
 
 Result<KvCache> KvCache::create(const KvCacheConfig& c, Backend& backend) {
-  return create(c, [&](int64_t layer) -> Device& { return backend.for_layer(layer).device(); });
+  PADDOCK_ASSIGN(std::vector<KvCache> one, create_group(c, 1, backend));
+  return std::move(one.front());
 }
 
-Result<KvCache> KvCache::create(const KvCacheConfig& c, const std::function<Device&(int64_t)>& device_of) {
+Result<std::vector<KvCache>> KvCache::create_group(const KvCacheConfig& c, int64_t n_seq, Backend& backend,
+                                                   uint64_t max_bytes) {
+  return create_group(
+      c, n_seq, [&](int64_t layer) -> Device& { return backend.for_layer(layer).device(); }, max_bytes);
+}
+
+Result<std::vector<KvCache>> KvCache::create_group(const KvCacheConfig& c, int64_t n_seq, Device& device,
+                                                   uint64_t max_bytes) {
+  return create_group(
+      c, n_seq, [&](int64_t) -> Device& { return device; }, max_bytes);
+}
+
+Result<std::vector<KvCache>> KvCache::create_group(const KvCacheConfig& c, int64_t n_seq,
+                                                   const DeviceOf& device_of, uint64_t max_bytes) {
+  if (n_seq < 1)
+    return invalid_argument("KV cache: expected at least 1 sequence, found " + std::to_string(n_seq));
+  bool fits = true;  // every shared layer buffer within max_bytes (create reports a bad config)
+  const bool valid = positive_sizes(c) && kv_type_fits(c.type, c.head_dim_k, c.head_dim_v);
+  for (int64_t l = 0; l < c.n_layer() && valid; ++l) {
+    uint64_t k = 0;
+    uint64_t v = 0;
+    fits = fits && layer_bytes(c, l, c.head_dim_k, &k) && layer_bytes(c, l, c.head_dim_v, &v) &&
+           std::max(k, v) <= max_bytes / static_cast<uint64_t>(n_seq);
+  }
+  if (fits) return create(c, n_seq, device_of);
+  std::vector<KvCache> out;
+  for (int64_t i = 0; i < n_seq; ++i) {
+    PADDOCK_ASSIGN(std::vector<KvCache> one, create(c, 1, device_of));
+    out.push_back(std::move(one.front()));
+  }
+  return out;
+}
+
+Result<std::vector<KvCache>> KvCache::create(const KvCacheConfig& c, int64_t n_seq,
+                                             const DeviceOf& device_of) {
   if (!positive_sizes(c)) {
     std::string heads;
     for (int64_t n : c.n_head_kv) heads += (heads.empty() ? "" : ",") + std::to_string(n);
@@ -82,11 +118,13 @@ Result<KvCache> KvCache::create(const KvCacheConfig& c, const std::function<Devi
                        std::to_string(dtype_info(c.type).block_size) + ", found " +
                        std::to_string(c.head_dim_k) + "/" + std::to_string(c.head_dim_v));
   }
-  KvCache kv(c);
+  KvCache kv(c);  // the group's buffers and ring layout
   for (int64_t l = 0; l < c.n_layer(); ++l) {
     uint64_t k_bytes = 0;
     uint64_t v_bytes = 0;
-    if (!layer_bytes(c, l, c.head_dim_k, &k_bytes) || !layer_bytes(c, l, c.head_dim_v, &v_bytes)) {
+    if (!layer_bytes(c, l, c.head_dim_k, &k_bytes) || !layer_bytes(c, l, c.head_dim_v, &v_bytes) ||
+        !checked_mul(k_bytes, static_cast<uint64_t>(n_seq), &k_bytes) ||
+        !checked_mul(v_bytes, static_cast<uint64_t>(n_seq), &v_bytes)) {
       return error(Code::kResourceExhausted, "KV cache: size overflows for n_ctx " + std::to_string(c.n_ctx));
     }
     // Zeroed: attention kernels may read a tile past the filled cells (and mask them out),
@@ -111,8 +149,18 @@ Result<KvCache> KvCache::create(const KvCacheConfig& c, const std::function<Devi
     }
     kv.ring_of_.push_back(ring);
   }
-  kv.tokens_.reserve(static_cast<size_t>(c.n_ctx));
-  return kv;
+  std::vector<KvCache> group;
+  for (int64_t i = 0; i < n_seq; ++i) {
+    KvCache& seq = group.emplace_back(KvCache(c));
+    seq.rings_ = kv.rings_;
+    seq.ring_of_ = kv.ring_of_;
+    seq.k_ = kv.k_;
+    seq.v_ = kv.v_;
+    seq.slot_ = i;
+    seq.n_slots_ = n_seq;
+    seq.tokens_.reserve(static_cast<size_t>(c.n_ctx));
+  }
+  return group;
 }
 
 Status KvCache::reserve(int64_t n_tokens) const {
@@ -231,22 +279,27 @@ std::vector<MovedKeys> KvCache::remove(int64_t first, int64_t n) {
       out.push_back({0, ring_delta[static_cast<size_t>(ring_of_[l])]});
       continue;
     }
+    const int64_t base = group_cell(static_cast<int64_t>(l));  // this sequence's cells in the buffer
     const size_t kc = cell_bytes(static_cast<int64_t>(l), config_.head_dim_k);
     const size_t vc = cell_bytes(static_cast<int64_t>(l), config_.head_dim_v);
-    k_[l]->copy_from(*k_[l], at(first + n, kc), at(first, kc), at(moved, kc));
-    v_[l]->copy_from(*v_[l], at(first + n, vc), at(first, vc), at(moved, vc));
+    k_[l]->copy_from(*k_[l], at(base + first + n, kc), at(base + first, kc), at(moved, kc));
+    v_[l]->copy_from(*v_[l], at(base + first + n, vc), at(base + first, vc), at(moved, vc));
     out.push_back({first, std::vector<int32_t>(static_cast<size_t>(moved), static_cast<int32_t>(-n))});
   }
   tokens_.erase(tokens_.begin() + first, tokens_.begin() + first + n);
   return out;
 }
 
+TensorView KvCache::group_view(int64_t layer, Buffer& buf, int64_t head_dim) const {
+  return TensorView::in_buffer(
+      buf, 0, config_.type,
+      {head_dim, config_.n_head_kv[static_cast<size_t>(layer)], n_slots_ * config_.n_cells(layer)});
+}
+
 TensorView KvCache::view(int64_t layer, Buffer& buf, int64_t head_dim, int64_t first, int64_t n) const {
-  const int64_t n_cells = config_.n_cells(layer);
-  PADDOCK_CHECK(first >= 0 && n >= 0 && first + n <= n_cells);
-  const TensorView all = TensorView::in_buffer(
-      buf, 0, config_.type, {head_dim, config_.n_head_kv[static_cast<size_t>(layer)], n_cells});
-  TensorView cells = all.shifted(static_cast<size_t>(first) * all.nb[2]);
+  PADDOCK_CHECK(first >= 0 && n >= 0 && first + n <= config_.n_cells(layer));
+  TensorView cells = group_view(layer, buf, head_dim);
+  cells = cells.shifted(static_cast<size_t>(group_cell(layer) + first) * cells.nb[2]);
   cells.ne[2] = n;
   return cells;
 }
@@ -259,6 +312,16 @@ TensorView KvCache::k(int64_t layer, int64_t first, int64_t n) const {
 TensorView KvCache::v(int64_t layer, int64_t first, int64_t n) const {
   PADDOCK_CHECK(layer >= 0 && layer < config_.n_layer());
   return view(layer, *v_[layer], config_.head_dim_v, first, n);
+}
+
+TensorView KvCache::group_k(int64_t layer) const {
+  PADDOCK_CHECK(layer >= 0 && layer < config_.n_layer());
+  return group_view(layer, *k_[layer], config_.head_dim_k);
+}
+
+TensorView KvCache::group_v(int64_t layer) const {
+  PADDOCK_CHECK(layer >= 0 && layer < config_.n_layer());
+  return group_view(layer, *v_[layer], config_.head_dim_v);
 }
 
 }  // namespace paddock

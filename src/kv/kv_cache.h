@@ -5,13 +5,15 @@
 // sliding-window layer, a ring of window + n_batch - 1 cells tagged with the position each
 // holds: a pass's tokens overwrite cells that no later token can see, so a windowed layer
 // costs its window, not n_ctx. tokens() remembers the sequence's tokens, so a later request
-// can reuse a shared prefix. A batch is one KvCache per sequence.
+// can reuse a shared prefix. A batch is one KvCache per sequence; the sequences of a group
+// (create_group) hold disjoint cells of shared per-layer buffers, so one attention call per
+// layer can serve them all.
 // Each layer's K and V are buffers on the device that computes the layer; the cache moves
 // bytes only through them. A forward pass reserves room for its tokens, records copies of
 // their K/V rows into the cells pass_cells() names, attends over the cells it reads (with
 // their positions for a ring), and commits the tokens when the pass succeeded.
 //   PADDOCK_ASSIGN(KvCache kv, KvCache::create({.n_ctx = 1024, .n_head_kv = {8, 8}, ...}, be->device()));
-//   PADDOCK_TRY(kv.reserve(n_tokens));  PassCells c = kv.pass_cells(layer, n_tokens);  ...  kv.commit(tokens);
+//   PADDOCK_TRY(kv.reserve(n_tokens));  PassCells c = kv.pass_cells(layer, n_tokens);  ... kv.commit(tokens);
 #pragma once
 
 #include <cstdint>
@@ -77,6 +79,20 @@ class KvCache {
   // on `device`.
   static Result<KvCache> create(const KvCacheConfig& config, Backend& backend);
   static Result<KvCache> create(const KvCacheConfig& config, Device& device);
+  // n_seq caches of one config whose cells share per-layer buffers (sequence i holds cells
+  // [i * n_cells, (i + 1) * n_cells) of each): a pass over several of them attends in one call
+  // (group_k). Separate caches instead when a shared layer buffer would pass max_bytes.
+  static constexpr uint64_t kMaxGroupBytes = uint64_t{1} << 30;  // well within what GPU kernels address
+  static Result<std::vector<KvCache>> create_group(const KvCacheConfig& config, int64_t n_seq,
+                                                   Backend& backend, uint64_t max_bytes = kMaxGroupBytes);
+  static Result<std::vector<KvCache>> create_group(const KvCacheConfig& config, int64_t n_seq, Device& device,
+                                                   uint64_t max_bytes = kMaxGroupBytes);
+
+  // Moves only: a copy would share cells with its original.
+  KvCache(KvCache&&) = default;
+  KvCache& operator=(KvCache&&) = default;
+  KvCache(const KvCache&) = delete;
+  KvCache& operator=(const KvCache&) = delete;
 
   const KvCacheConfig& config() const { return config_; }
   int64_t n_ctx() const { return config_.n_ctx; }
@@ -107,6 +123,14 @@ class KvCache {
   TensorView k(int64_t layer, int64_t first, int64_t n) const;
   TensorView v(int64_t layer, int64_t first, int64_t n) const;
 
+  // Whether this cache and `other` are sequences of one group (their cells share buffers).
+  bool same_group(const KvCache& other) const { return k_.front() == other.k_.front(); }
+  // A layer's cells of every sequence of the group: [head_dim, n_head_kv, n_seq * n_cells];
+  // this sequence's cell c is the group's cell group_cell(layer) + c.
+  TensorView group_k(int64_t layer) const;
+  TensorView group_v(int64_t layer) const;
+  int64_t group_cell(int64_t layer) const { return slot_ * config_.n_cells(layer); }
+
  private:
   // The cells of the windowed layers with one window: the position each holds (-1 empty),
   // and where the search for free cells starts.
@@ -117,7 +141,12 @@ class KvCache {
   };
 
   explicit KvCache(const KvCacheConfig& config) : config_(config) {}
-  static Result<KvCache> create(const KvCacheConfig& config, const std::function<Device&(int64_t)>& device_of);
+  using DeviceOf = std::function<Device&(int64_t)>;  // the device of a layer's cells
+  static Result<std::vector<KvCache>> create_group(const KvCacheConfig& config, int64_t n_seq,
+                                                   const DeviceOf& device_of, uint64_t max_bytes);
+  static Result<std::vector<KvCache>> create(const KvCacheConfig& config, int64_t n_seq,
+                                             const DeviceOf& device_of);
+  TensorView group_view(int64_t layer, Buffer& buf, int64_t head_dim) const;
   TensorView view(int64_t layer, Buffer& buf, int64_t head_dim, int64_t first, int64_t n) const;
   size_t cell_bytes(int64_t layer, int64_t head_dim) const;
   // The cells the next n positions take in a ring: free ones (empty, or holding a position no
@@ -128,8 +157,10 @@ class KvCache {
   std::vector<int32_t> tokens_;
   std::vector<Ring> rings_;
   std::vector<int32_t> ring_of_;  // per layer: its ring in rings_, or -1 (every position)
-  std::vector<std::unique_ptr<Buffer>> k_;  // one buffer per layer
-  std::vector<std::unique_ptr<Buffer>> v_;
+  std::vector<std::shared_ptr<Buffer>> k_;  // one buffer per layer, shared by the group
+  std::vector<std::shared_ptr<Buffer>> v_;
+  int64_t slot_ = 0;     // this sequence's index in its group
+  int64_t n_slots_ = 1;  // the group's sequences
 };
 
 }  // namespace paddock

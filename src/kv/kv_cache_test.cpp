@@ -72,9 +72,9 @@ float at(const TensorView& t, int64_t i, int64_t head) {
                 {reinterpret_cast<uint8_t*>(&f), sizeof(f)});
   return f;
 }
-float k_at(KvCache& kv, int64_t layer, int64_t cell) { return at(kv.k(layer, cell, 1), 0, 0); }
+float k_at(const KvCache& kv, int64_t layer, int64_t cell) { return at(kv.k(layer, cell, 1), 0, 0); }
 // The last element of a cell's V: the layer's last kv head (layers differ in head count).
-float v_at(KvCache& kv, int64_t layer, int64_t cell) {
+float v_at(const KvCache& kv, int64_t layer, int64_t cell) {
   const TensorView v = kv.v(layer, cell, 1);
   return at(v, v.ne[0] - 1, v.ne[1] - 1);
 }
@@ -192,6 +192,42 @@ TEST(KvCache, RemoveRelabelsRingCellsAndAsksToTurnTheirKeys) {
   EXPECT_EQ(moved[1].delta, (std::vector<int32_t>{-3, -3}));
   // 4..6 dropped, 7 and 8 now 4 and 5; position 6 goes to the first free cell from the cursor.
   EXPECT_EQ(kv->pass_cells(0, 1).positions, (std::vector<int32_t>{-1, 4, 5, 3, 6, -1}));
+}
+
+TEST(KvCache, AGroupsSequencesHoldDisjointCellsOfSharedBuffers) {
+  Result<std::vector<KvCache>> group = KvCache::create_group(windowed(), 3, host_device());
+  ASSERT_TRUE(group.ok()) << group.status().message();
+  ASSERT_EQ(group->size(), 3u);
+  KvCache& one = (*group)[1];
+  EXPECT_TRUE(one.same_group((*group)[2]));
+  for (int64_t l : {0, 1}) {
+    const int64_t cells = windowed().n_cells(l);
+    const TensorView all = one.group_k(l);
+    EXPECT_EQ(all.ne[2], 3 * cells);
+    EXPECT_EQ(one.group_v(l).ne[2], 3 * cells);
+    EXPECT_EQ(one.group_cell(l), cells);  // the second sequence's cells follow the first's
+    EXPECT_EQ(one.k(l, 2, 1).buffer, all.buffer);
+    EXPECT_EQ(one.k(l, 2, 1).offset, all.offset + static_cast<size_t>(cells + 2) * all.nb[2]);
+  }
+  // Filling and shifting one sequence leaves its neighbours' cells as they were.
+  fill(one, 0, 6);
+  one.commit(tokens_of(6));
+  one.remove(1, 2);
+  EXPECT_EQ(k_at(one, 1, 1), 103.0f);
+  for (const KvCache* other : {&(*group)[0], &(*group)[2]}) {
+    for (int64_t cell = 0; cell < 6; ++cell) EXPECT_EQ(k_at(*other, 1, cell), 0.0f);
+    EXPECT_EQ(other->used(), 0);
+  }
+  // Separate caches (not a group) when a shared layer buffer would pass the limit.
+  const uint64_t layer_k = 64 * 2 * 4 * sizeof(float);  // layer 1's K: 64 cells of 2 heads of 4
+  Result<std::vector<KvCache>> apart = KvCache::create_group(windowed(), 2, host_device(), 2 * layer_k - 1);
+  ASSERT_TRUE(apart.ok());
+  EXPECT_FALSE((*apart)[0].same_group((*apart)[1]));
+  EXPECT_EQ((*apart)[0].group_k(1).ne[2], 64);
+  Result<std::vector<KvCache>> shared = KvCache::create_group(windowed(), 2, host_device(), 2 * layer_k);
+  ASSERT_TRUE(shared.ok());
+  EXPECT_TRUE((*shared)[0].same_group((*shared)[1]));
+  EXPECT_EQ(KvCache::create_group(windowed(), 0, host_device()).status().code(), Code::kInvalidArgument);
 }
 
 TEST(KvCache, BlockTypesNeedWholeBlocks) {

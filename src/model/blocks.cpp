@@ -1,6 +1,8 @@
 #include "model/blocks.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "base/check.h"
 
@@ -196,25 +198,51 @@ TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const A
                            .reshape({hp.head_dim_v, lp.n_head_kv, n});            // [d_v, n_head_kv, n]
   const TensorView out = c.g.tensor(DType::kF32, {hp.head_dim_v, lp.n_head, n});  // [d_v, n_head, n]
   const float scale = hp.attn_scale > 0 ? hp.attn_scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
+  const AttnParams params{
+      .scale = scale, .softcap = hp.attn_softcap, .causal = hp.causal, .window = lp.window};
+  std::vector<PassCells> cells;  // per sequence
   for (const SeqSlice& s : c.seqs) {
     KvCache& kv = *s.kv;
-    const PassCells cells = kv.pass_cells(il, s.n);
+    cells.push_back(kv.pass_cells(il, s.n));
     int64_t row = s.first;
-    for (const CellRun& run : cells.write) {  // one run, or two where a ring wraps
+    for (const CellRun& run : cells.back().write) {  // one run, or two where a ring wraps
       c.g.copy(rows(k, row, run.n), kv.k(il, run.cell, run.n),
                layer_name("k_cache", il));  // [d_k, n_head_kv, run.n]
       c.g.copy(rows(v, row, run.n), kv.v(il, run.cell, run.n),
                layer_name("v_cache", il));  // [d_v, n_head_kv, run.n]
       row += run.n;
     }
-    c.g.attention(rows(q, s.first, s.n), kv.k(il, 0, cells.n_read), kv.v(il, 0, cells.n_read),
-                  c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)),
-                  AttnParams{.scale = scale,
-                             .softcap = hp.attn_softcap,
-                             .causal = hp.causal,
-                             .window = lp.window,
-                             .cells = cells.positions},
-                  w.sinks, rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
+  }
+  const KvCache& first = *c.seqs.front().kv;
+  const bool one_call = c.seqs.size() > 1 && std::ranges::all_of(c.seqs, [&](const SeqSlice& s) {
+                          return s.kv->same_group(first);
+                        });
+  if (one_call) {  // one node over the group's cells, each sequence's tokens over its own
+    const TensorView gk = first.group_k(il);  // [d_k, n_head_kv, n_seq * n_cells]
+    std::vector<AttnSeq> seqs;
+    std::vector<int32_t> positions;  // tagged cells: the group's, -1 outside this pass's sequences
+    if (!cells.front().positions.empty()) positions.assign(static_cast<size_t>(gk.ne[2]), -1);
+    for (size_t i = 0; i < c.seqs.size(); ++i) {
+      const SeqSlice& s = c.seqs[i];
+      const int64_t at = s.kv->group_cell(il);
+      seqs.push_back({static_cast<int32_t>(s.first), static_cast<int32_t>(s.n), static_cast<int32_t>(at),
+                      static_cast<int32_t>(cells[i].n_read)});
+      if (!positions.empty()) std::ranges::copy(cells[i].positions, positions.begin() + at);
+    }
+    AttnParams p = params;
+    p.cells = positions;
+    p.seqs = seqs;
+    c.g.attention(q, gk, first.group_v(il), c.pos, p, w.sinks, out,
+                  layer_name("__fattn__", il));  // [d_v, n_head, n]
+  } else {
+    for (size_t i = 0; i < c.seqs.size(); ++i) {
+      const SeqSlice& s = c.seqs[i];
+      AttnParams p = params;
+      p.cells = cells[i].positions;
+      c.g.attention(rows(q, s.first, s.n), s.kv->k(il, 0, cells[i].n_read), s.kv->v(il, 0, cells[i].n_read),
+                    c.pos.subspan(static_cast<size_t>(s.first), static_cast<size_t>(s.n)), p, w.sinks,
+                    rows(out, s.first, s.n), layer_name("__fattn__", il));  // [d_v, n_head, s.n]
+    }
   }
   return linear(c, w.wo, w.bo, out.reshape({hp.head_dim_v * lp.n_head, n}),
                 layer_name("attn_out", il));  // [n_embd, n]

@@ -339,11 +339,7 @@ Result<std::unique_ptr<Runner>> load_in_process(const LoadOptions& load,
     }
   }
   PADDOCK_ASSIGN(std::unique_ptr<engine::LoadedModel> model, engine::LoadedModel::load(load.model_path, o));
-  std::vector<KvCache> slots;
-  for (int64_t i = 0; i < load.num_parallel; ++i) {
-    PADDOCK_ASSIGN(KvCache kv, model->make_kv_cache());
-    slots.push_back(std::move(kv));
-  }
+  PADDOCK_ASSIGN(std::vector<KvCache> slots, model->make_kv_caches(load.num_parallel));
   return std::unique_ptr<Runner>(std::make_unique<InProcessRunner>(std::move(model), std::move(slots)));
 }
 

@@ -11,10 +11,6 @@ if(TARGET paddock_backend_cpu AND TARGET paddock_backend_ref)
     # The Vulkan backend on Mesa's lavapipe (a CPU device, used only when named), or on the
     # device PADDOCK_VULKAN_DEVICE named at configure time.
     target_link_libraries(backend_ops_test PRIVATE paddock_backend_vulkan)
-    set(_pd_vulkan_device "$ENV{PADDOCK_VULKAN_DEVICE}")
-    if(NOT _pd_vulkan_device)
-      set(_pd_vulkan_device llvmpipe)
-    endif()
     add_test(NAME backend_ops_vulkan_test COMMAND backend_ops_test --gtest_filter=*vulkan*)
     set_tests_properties(backend_ops_vulkan_test PROPERTIES LABELS ops
       ENVIRONMENT "PADDOCK_VULKAN_DEVICE=${_pd_vulkan_device}")

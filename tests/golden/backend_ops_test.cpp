@@ -208,6 +208,7 @@ struct Case {
   RopeParams rope;             // frequency factors, when present, are src[1]
   AttnParams attn;             // sinks, when present, are src[3]
   std::vector<int32_t> cells;  // attention's tagged cells (attn.cells points here when run)
+  std::vector<AttnSeq> seqs;   // attention's sequences (attn.seqs points here when run)
   MoeParams moe;               // moe_gate; mul_mat_id: moe.k
   Tolerance tol;
   std::string note;  // what the tensors do not show
@@ -595,6 +596,56 @@ void add_attention_tagged_cases(DType t, std::vector<Case>& out) {
   }
 }
 
+// Several sequences in one call (AttnParams::seqs): a decode step, a prompt chunk and another
+// decode step, each over its own cells of one cache (with unused cells between them, and the
+// second sequence's cells split into chunks on cpu), positions counted from each sequence's
+// first cell or tagged as rings, under each option.
+void add_attention_seq_cases(DType t, std::vector<Case>& out) {
+  struct Option {
+    const char* what;
+    bool causal;
+    int32_t window;
+    float softcap;
+    bool sinks;
+  };
+  constexpr Option kOptions[] = {{"causal", true, 0, 0, false},
+                                 {"window 5", true, 5, 0, false},
+                                 {"non-causal", false, 0, 0, false},
+                                 {"softcap 2, sinks", true, 0, 2, true}};
+  struct Seq {
+    int32_t tokens, cells;
+  };
+  constexpr Seq kSeqs[] = {{1, 40}, {7, 300}, {1, 9}};
+  constexpr int32_t kStride = 310;  // sequence i's cells start at i * kStride
+  for (const Option& o : kOptions) {
+    for (bool tagged : {false, true}) {
+      Case c = attention_case(t, {64, 64, 2, 3 * kStride, 4, 9, false},
+                              {Layout::kDense, Layout::kDense, Layout::kDense});
+      c.ids.clear();
+      if (tagged) c.cells.assign(3 * kStride, -1);
+      int32_t token = 0;
+      for (int32_t i = 0; i < 3; ++i) {
+        const Seq& q = kSeqs[i];
+        c.seqs.push_back({token, q.tokens, i * kStride, q.cells});
+        token += q.tokens;
+        // Untagged: the newest positions of the sequence's cells. Tagged: a full ring
+        // (position p in cell p % cells) whose tokens are its newest positions.
+        const int32_t newest = tagged ? 1000 + 7 * i : q.cells - 1;
+        for (int32_t j = 0; j < q.tokens; ++j) c.ids.push_back(newest - (q.tokens - 1 - j));
+        if (tagged) {
+          for (int32_t p = newest - q.cells + 1; p <= newest; ++p) c.cells[i * kStride + p % q.cells] = p;
+        }
+      }
+      c.attn.causal = o.causal;
+      c.attn.window = o.window;
+      c.attn.softcap = o.softcap;
+      if (o.sinks) c.src.push_back({.ne = {c.src[0].ne[1], 1, 1, 1}});
+      c.note = std::string("3 sequences, ") + (tagged ? "rings, " : "") + o.what;
+      out.push_back(std::move(c));
+    }
+  }
+}
+
 // Head dims 64 and one that is not a whole number of 8-float vectors (block types: one
 // block), 128 for F16 (32-cell tiles); GQA groups 1 and 4; decode and batches over 77
 // cells, few tokens over 300 (split into chunks); value heads narrower than key heads; over
@@ -629,6 +680,7 @@ std::vector<Case> attention_cases(DType t) {
   if (t == DType::kQ4_0) out.push_back(attention_case(t, {128, 128, 1, 700, 8, 3, true}, kPermutedQ));
   add_attention_option_cases(t, out);
   add_attention_tagged_cases(t, out);
+  add_attention_seq_cases(t, out);
   return out;
 }
 
@@ -947,6 +999,7 @@ Result<std::vector<uint8_t>> run_case(Target& t, const Case& c, const Inputs& in
   n.rope = c.rope;
   n.attn = c.attn;
   n.attn.cells = g.keep(c.cells);
+  n.attn.seqs = c.seqs;
   n.moe = c.moe;
   g.add_node(std::move(n));
   PADDOCK_TRY(g.allocate(be.device()));

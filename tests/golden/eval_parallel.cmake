@@ -8,6 +8,20 @@ foreach(_pd_model stories260K tiny-qwen3-q8_0)
   set_tests_properties(golden_eval_parallel_${_pd_model} PROPERTIES LABELS golden SKIP_RETURN_CODE 77
                        ENVIRONMENT "PADDOCK_FIXTURES=${PADDOCK_FIXTURES_DIR}")
 endforeach()
+# The same on cpu and on the Vulkan device, over gemma3's sliding-window rings and full layers.
+add_test(NAME golden_eval_parallel_cpu_tiny-gemma3-q4_k_m
+         COMMAND ${_pd_eval_parallel_script} $<TARGET_FILE:paddock> ${PADDOCK_FIXTURES_DIR} parallel
+                 tiny-gemma3-q4_k_m cpu)
+set_tests_properties(golden_eval_parallel_cpu_tiny-gemma3-q4_k_m PROPERTIES LABELS golden SKIP_RETURN_CODE 77
+                     ENVIRONMENT "PADDOCK_FIXTURES=${PADDOCK_FIXTURES_DIR}")
+if(TARGET paddock_backend_vulkan AND NOT PADDOCK_SANITIZE)
+  add_test(NAME golden_eval_parallel_vulkan_tiny-gemma3-q4_k_m
+           COMMAND ${_pd_eval_parallel_script} $<TARGET_FILE:paddock> ${PADDOCK_FIXTURES_DIR} parallel
+                   tiny-gemma3-q4_k_m vulkan)
+  set_tests_properties(golden_eval_parallel_vulkan_tiny-gemma3-q4_k_m PROPERTIES LABELS golden
+                       SKIP_RETURN_CODE 77 ENVIRONMENT
+                       "PADDOCK_FIXTURES=${PADDOCK_FIXTURES_DIR};PADDOCK_VULKAN_DEVICE=${_pd_vulkan_device}")
+endif()
 add_test(NAME golden_eval_context_shift
          COMMAND ${_pd_eval_parallel_script} $<TARGET_FILE:paddock> ${PADDOCK_FIXTURES_DIR} shift stories260K)
 set_tests_properties(golden_eval_context_shift PROPERTIES LABELS golden SKIP_RETURN_CODE 77

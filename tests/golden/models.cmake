@@ -34,10 +34,6 @@ set(_pd_vulkan_models stories260K tiny-zoo-f32 tiny-zoo-f16 tiny-zoo-bf16 tiny-z
 # once a second layer follows; each MoE op is held to ref by the op tests.
 set(_pd_vulkan_split_models tiny-llama3-q4_k_m tiny-qwen3moe-q4_k_m tiny-gptoss-mxfp4)
 if(TARGET paddock_backend_vulkan AND NOT PADDOCK_SANITIZE)
-  set(_pd_vulkan_device "$ENV{PADDOCK_VULKAN_DEVICE}")
-  if(NOT _pd_vulkan_device)
-    set(_pd_vulkan_device llvmpipe)
-  endif()
   foreach(_pd_model ${_pd_vulkan_models} ${_pd_vulkan_split_models})
     set(_pd_mode vulkan)
     if(_pd_model IN_LIST _pd_vulkan_split_models)

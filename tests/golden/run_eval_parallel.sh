@@ -1,8 +1,10 @@
 #!/bin/sh
 # Golden checks of the batched engine paths through the binary.
-# Usage: run_eval_parallel.sh PADDOCK_BIN FIXTURES_DIR MODE [MODEL]
-#   MODE parallel: `paddock eval --parallel 4` over MODEL's golden file (teacher forced, and
-#                  with --prompt-file) must match llama.cpp's numbers like the one-at-a-time run.
+# Usage: run_eval_parallel.sh PADDOCK_BIN FIXTURES_DIR MODE [MODEL [BACKEND]]
+#   MODE parallel: `paddock eval --parallel 4 --backend BACKEND` (ref unless named) over
+#                  MODEL's golden file (teacher forced, and with --prompt-file) must match
+#                  llama.cpp's numbers like the one-at-a-time run: the four sequences' caches
+#                  are one group, so each layer attends for all of them in one call.
 #   MODE shift:    a 4096-token generation on stories260K with n_ctx 512 runs to the end
 #                  through context shifts.
 # Exit 0 pass, 1 fail, 77 fixtures absent (CTest reports a skip).
@@ -10,6 +12,7 @@ bin="$1"
 fixtures="$2"
 mode="$3"
 model="${4:-stories260K}"
+backend="${5:-ref}"
 golden="$fixtures/golden/$model.logits.jsonl"
 gguf="$fixtures/models/$model.gguf"
 compare="$fixtures/../tools/compare_golden.py"
@@ -27,14 +30,15 @@ case "$model" in
 esac
 
 if [ "$mode" = parallel ]; then
-  "$bin" eval --model "$gguf" --teacher-force "$golden" --parallel 4 --backend ref --json >"$out" || {
-    echo "paddock eval --parallel 4 --teacher-force failed for $model"
+  "$bin" eval --model "$gguf" --teacher-force "$golden" --parallel 4 --backend "$backend" --threads 2 --json \
+    >"$out" || {
+    echo "paddock eval --parallel 4 --backend $backend --teacher-force failed for $model"
     exit 1
   }
   python3 "$compare" "$golden" "$out" $quant || exit 1
-  "$bin" eval --model "$gguf" --prompt-file "$fixtures/golden/prompts.txt" --parallel 4 --backend ref --json \
-    >"$out" || {
-    echo "paddock eval --parallel 4 --prompt-file failed for $model"
+  "$bin" eval --model "$gguf" --prompt-file "$fixtures/golden/prompts.txt" --parallel 4 --backend "$backend" \
+    --threads 2 --json >"$out" || {
+    echo "paddock eval --parallel 4 --backend $backend --prompt-file failed for $model"
     exit 1
   }
   python3 "$compare" "$golden" "$out" $quant

@@ -54,7 +54,9 @@ void run_norm(CpuContext& c, const Node& n) { cpu::norm(c.pool, n.src[0], n.scal
 void run_gelu(CpuContext& c, const Node& n) { cpu::gelu(c.pool, n.src[0], n.dst); }
 void run_tanh(CpuContext& c, const Node& n) { cpu::tanh(c.pool, n.src[0], n.dst); }
 void run_attention(CpuContext& c, const Node& n) {
-  cpu::attention(c.pool, c.isa, n.src[0], n.src[1], n.src[2], n.ids, n.attn, attention_sinks(n), n.dst);
+  for (const AttnSeqViews& s : attn_seq_views(n.src[0], n.src[1], n.src[2], n.ids, n.attn, n.dst)) {
+    cpu::attention(c.pool, c.isa, s.q, s.k, s.v, s.pos, s.params, attention_sinks(n), s.dst);
+  }
 }
 void run_copy(CpuContext& c, const Node& n) {
   if (is_float_type(n.src[0].type) && is_float_type(n.dst.type)) {

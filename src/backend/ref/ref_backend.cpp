@@ -77,7 +77,9 @@ void run_norm(RefContext&, const Node& n) { ref::norm(n.src[0], n.scalar, n.dst)
 void run_gelu(RefContext&, const Node& n) { ref::gelu(n.src[0], n.dst); }
 void run_tanh(RefContext&, const Node& n) { ref::tanh(n.src[0], n.dst); }
 void run_attention(RefContext&, const Node& n) {
-  ref::attention(n.src[0], n.src[1], n.src[2], n.ids, n.attn, attention_sinks(n), n.dst);
+  for (const AttnSeqViews& s : attn_seq_views(n.src[0], n.src[1], n.src[2], n.ids, n.attn, n.dst)) {
+    ref::attention(s.q, s.k, s.v, s.pos, s.params, attention_sinks(n), s.dst);
+  }
 }
 void run_copy(RefContext&, const Node& n) {
   if (is_float_type(n.src[0].type) && is_float_type(n.dst.type)) {

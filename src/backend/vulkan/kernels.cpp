@@ -281,6 +281,19 @@ Result<uint32_t> encode_attention(const Node& n, const DeviceTraits&, ParamWrite
   w.op(4, static_cast<uint32_t>(n.attn.window));
   w.op(5, n.n_src == 4 ? 1u : 0u);
   w.op(6, n.attn.cells.empty() ? 0u : shared_ids(w, n.attn.cells));  // a table never starts at word 0
+  if (!n.attn.seqs.empty()) {
+    const std::string key = "seqs@" + std::to_string(reinterpret_cast<uintptr_t>(n.attn.seqs.data()));
+    w.op(7, w.shared_table(key, [&] {
+      std::vector<uint32_t> cells;  // per token: its sequence's first cell and cell count
+      for (const AttnSeq& s : n.attn.seqs) {
+        for (int32_t t = 0; t < s.n_tokens; ++t) {
+          cells.push_back(static_cast<uint32_t>(s.cell));
+          cells.push_back(static_cast<uint32_t>(s.n_cells));
+        }
+      }
+      return cells;
+    }));
+  }
   return static_cast<uint32_t>(n.src[0].ne[1] * n.src[0].ne[2]);
 }
 

@@ -4,7 +4,8 @@
 // chunk, then accumulates output dims tid, tid + 64, ... over the chunk's cells.
 // Op words: 0 = the positions' word offset, 1 = scale, 2 = softcap, 3 = causal, 4 = window,
 // 5 = has sinks (src3, one per query head), 6 = the word offset of each cell's position
-// (tagged cells, -1 empty; 0: cell j holds position j).
+// (tagged cells, -1 empty; 0: cell j holds position j - the token's first cell), 7 = the
+// word offset of each token's (first cell, cells) (several sequences; 0: every cell).
 #include "common.glsl"
 #include "types.glsl"
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -49,14 +50,16 @@ void main() {
   const float scale = pf(1), softcap = pf(2);
   const bool causal = pu(3) != 0;
   const int window = int(pu(4));
-  const uint cells = pu(6);
+  const uint cells = pu(6), seqs = pu(7);
+  // The token's sequence holds cells [first, first + n_cells): j below counts from first.
+  const uint first = seqs == 0 ? 0 : pw(seqs, 2 * t), n_cells = seqs == 0 ? n_kv : pw(seqs, 2 * t + 1);
   // Visible cells lie in [lo, hi); tagged ones are checked one by one.
-  const int hi = causal && cells == 0 ? min(pos + 1, int(n_kv)) : int(n_kv);
+  const int hi = causal && cells == 0 ? min(pos + 1, int(n_cells)) : int(n_cells);
   const int lo = causal && window > 0 && cells == 0 ? max(pos - window + 1, 0) : 0;
 
   const uint qa = t_at(T_SRC0, h, t, 0), qs = t_nb(T_SRC0, 0);
-  const uint k_base = t_at(T_SRC1, hk, 0, 0), k_cell = t_nb(T_SRC1, 2);
-  const uint v_base = t_at(T_SRC2, hk, 0, 0), v_cell = t_nb(T_SRC2, 2);
+  const uint k_base = t_at(T_SRC1, hk, first, 0), k_cell = t_nb(T_SRC1, 2);
+  const uint v_base = t_at(T_SRC2, hk, first, 0), v_cell = t_nb(T_SRC2, 2);
   for (uint i = tid; i < d_k; i += WG) q[i] = A_f[(qa + i * qs) >> 2];
   barrier();
 
@@ -67,7 +70,7 @@ void main() {
     const int j = j0 + int(tid);
     bool seen = j >= lo && j < hi;
     if (seen && cells != 0) {
-      const int c = int(pw(cells, uint(j)));
+      const int c = int(pw(cells, first + uint(j)));
       seen = c >= 0 && (!causal || c <= pos) && (window == 0 || c > pos - window);
     }
     float s = -1.0 / 0.0;
