@@ -512,32 +512,39 @@ Case attention_case(DType t, const AttentionShape& s, const AttentionViews& v) {
           .note = s.scattered ? "scattered positions" : "positions at the end"};
 }
 
+// An attention case's options (AttnParams) and whether it has sinks (a fourth input, one per
+// query head); apply() sets them and names them in the note.
+struct AttnOption {
+  const char* what;
+  bool causal;
+  int32_t window;
+  float softcap;
+  bool sinks;
+  void apply(Case& c) const {
+    c.attn.causal = causal;
+    c.attn.window = window;
+    c.attn.softcap = softcap;
+    if (sinks) c.src.push_back({.ne = {c.src[0].ne[1], 1, 1, 1}});
+    c.note += what;
+  }
+};
+
 // The options of AttnParams, and sinks (a fourth input, one per query head), each over
 // decode and batches, contiguous and scattered positions, 77 cells and 300 (chunked).
 void add_attention_option_cases(DType t, std::vector<Case>& out) {
-  struct Option {
-    const char* what;
-    float softcap;
-    bool causal;
-    int32_t window;
-    bool sinks;
-  };
-  constexpr Option kOptions[] = {
-      {"window 5", 0, true, 5, false},    {"window 70", 0, true, 70, false},
-      {"non-causal", 0, false, 0, false}, {"softcap 0.7", 0.7f, true, 0, false},
-      {"sinks", 0, true, 0, true},        {"window 3, softcap 2, sinks", 2, true, 3, true}};
-  for (const Option& o : kOptions) {
+  constexpr AttnOption kOptions[] = {
+      {"window 5", true, 5, 0, false},    {"window 70", true, 70, 0, false},
+      {"non-causal", false, 0, 0, false}, {"softcap 0.7", true, 0, 0.7f, false},
+      {"sinks", true, 0, 0, true},        {"window 3, softcap 2, sinks", true, 3, 2, true}};
+  for (const AttnOption& o : kOptions) {
     for (int64_t n_kv : {77, 300}) {
       for (int64_t tokens : {1, 7, 33}) {
         for (bool scattered : {false, true}) {
           if (tokens == 1 && scattered) continue;
           Case c = attention_case(t, {64, 64, 2, n_kv, 4, tokens, scattered},
                                   {Layout::kDense, Layout::kDense, Layout::kDense});
-          c.attn.softcap = o.softcap;
-          c.attn.causal = o.causal;
-          c.attn.window = o.window;
-          if (o.sinks) c.src.push_back({.ne = {c.src[0].ne[1], 1, 1, 1}});
-          c.note += std::string(", ") + o.what;
+          c.note += ", ";
+          o.apply(c);
           out.push_back(std::move(c));
         }
       }
@@ -550,18 +557,11 @@ void add_attention_option_cases(DType t, std::vector<Case>& out) {
 // positions, a few cells still empty) and cells holding a shuffled subset of positions with
 // gaps and empty cells, read by tokens at present and absent positions.
 void add_attention_tagged_cases(DType t, std::vector<Case>& out) {
-  struct Option {
-    const char* what;
-    bool causal;
-    int32_t window;
-    float softcap;
-    bool sinks;
-  };
-  constexpr Option kOptions[] = {{"causal", true, 0, 0, false},
-                                 {"window 16", true, 16, 0, false},
-                                 {"non-causal", false, 0, 0, false},
-                                 {"window 5, softcap 2, sinks", true, 5, 2, true}};
-  for (const Option& o : kOptions) {
+  constexpr AttnOption kOptions[] = {{"causal", true, 0, 0, false},
+                                     {"window 16", true, 16, 0, false},
+                                     {"non-causal", false, 0, 0, false},
+                                     {"window 5, softcap 2, sinks", true, 5, 2, true}};
+  for (const AttnOption& o : kOptions) {
     for (int64_t n_kv : {48, 300}) {
       for (int64_t tokens : {1, 7, 33}) {
         for (bool ring : {true, false}) {
@@ -584,11 +584,8 @@ void add_attention_tagged_cases(DType t, std::vector<Case>& out) {
             for (int64_t i = 0; i < tokens; ++i)
               c.ids.push_back(positions[static_cast<size_t>(i * 3 % (2 * n_kv))]);
           }
-          c.attn.causal = o.causal;
-          c.attn.window = o.window;
-          c.attn.softcap = o.softcap;
-          if (o.sinks) c.src.push_back({.ne = {c.src[0].ne[1], 1, 1, 1}});
-          c.note = std::string(ring ? "ring" : "shuffled cells") + ", " + o.what;
+          c.note = std::string(ring ? "ring" : "shuffled cells") + ", ";
+          o.apply(c);
           out.push_back(std::move(c));
         }
       }
@@ -601,23 +598,16 @@ void add_attention_tagged_cases(DType t, std::vector<Case>& out) {
 // second sequence's cells split into chunks on cpu), positions counted from each sequence's
 // first cell or tagged as rings, under each option.
 void add_attention_seq_cases(DType t, std::vector<Case>& out) {
-  struct Option {
-    const char* what;
-    bool causal;
-    int32_t window;
-    float softcap;
-    bool sinks;
-  };
-  constexpr Option kOptions[] = {{"causal", true, 0, 0, false},
-                                 {"window 5", true, 5, 0, false},
-                                 {"non-causal", false, 0, 0, false},
-                                 {"softcap 2, sinks", true, 0, 2, true}};
+  constexpr AttnOption kOptions[] = {{"causal", true, 0, 0, false},
+                                     {"window 5", true, 5, 0, false},
+                                     {"non-causal", false, 0, 0, false},
+                                     {"softcap 2, sinks", true, 0, 2, true}};
   struct Seq {
     int32_t tokens, cells;
   };
   constexpr Seq kSeqs[] = {{1, 40}, {7, 300}, {1, 9}};
   constexpr int32_t kStride = 310;  // sequence i's cells start at i * kStride
-  for (const Option& o : kOptions) {
+  for (const AttnOption& o : kOptions) {
     for (bool tagged : {false, true}) {
       Case c = attention_case(t, {64, 64, 2, 3 * kStride, 4, 9, false},
                               {Layout::kDense, Layout::kDense, Layout::kDense});
@@ -636,11 +626,8 @@ void add_attention_seq_cases(DType t, std::vector<Case>& out) {
           for (int32_t p = newest - q.cells + 1; p <= newest; ++p) c.cells[i * kStride + p % q.cells] = p;
         }
       }
-      c.attn.causal = o.causal;
-      c.attn.window = o.window;
-      c.attn.softcap = o.softcap;
-      if (o.sinks) c.src.push_back({.ne = {c.src[0].ne[1], 1, 1, 1}});
-      c.note = std::string("3 sequences, ") + (tagged ? "rings, " : "") + o.what;
+      c.note = std::string("3 sequences, ") + (tagged ? "rings, " : "");
+      o.apply(c);
       out.push_back(std::move(c));
     }
   }
