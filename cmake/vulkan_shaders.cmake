@@ -8,7 +8,8 @@ function(paddock_vulkan_shaders out_var)
   set(weight_types F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 Q2_K Q3_K IQ4_XS Q4_K Q5_K Q6_K)
   set(kv_types F32 F16 Q8_0 Q4_0)
   set(copy_types F32 F16 BF16 Q8_0 Q4_0)
-  set(variants "rms_norm|rms_norm.comp|" "norm|rms_norm.comp|CENTER" "add|binary.comp|OP_ADD"
+  set(variants "rms_norm|rms_norm.comp|" "norm|rms_norm.comp|CENTER" "rms_norm_mul|rms_norm.comp|MUL"
+               "norm_mul|rms_norm.comp|CENTER,MUL" "add|binary.comp|OP_ADD"
                "mul|binary.comp|OP_MUL" "swiglu|glu.comp|" "geglu|glu.comp|GELU" "scale|unary.comp|SCALE"
                "gelu|unary.comp|GELU" "tanh|unary.comp|TANH" "rope|rope.comp|"
                "swiglu_oai|glu.comp|OAI" "moe_gate|moe_gate.comp|" "moe_sum|moe_rows.comp|SUM"

@@ -1203,6 +1203,64 @@ TEST(BackendOpsCoverage, MatrixProductsRunMXFP4Weights) {
   }
 }
 
+// A norm (RMS or LayerNorm's) times its weight row as one pass, and the same with the norm's
+// output read again by a later node: a backend that runs the pair as one kernel (Vulkan's
+// rms_norm_mul) must still give ref's numbers, and must not where the norm's output is needed.
+std::vector<float> norm_times_weight(Backend& be, bool center, bool read_again) {
+  constexpr int64_t kN = 200;
+  constexpr int64_t kRows = 3;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> any(0.5f, 2.0f);
+  std::vector<float> x(kN * kRows);
+  std::vector<float> w(kN);
+  for (float& v : x) v = any(rng);
+  for (float& v : w) v = any(rng);
+  const auto bytes = [](const std::vector<float>& v) {
+    return std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()),
+                                reinterpret_cast<const uint8_t*>(v.data() + v.size()));
+  };
+  std::vector<std::unique_ptr<Buffer>> owned;
+  const Placed px = std::move(place(be, bytes(x), owned)).value();
+  const Placed pw = std::move(place(be, bytes(w), owned)).value();
+  Graph g;
+  const TensorView xv = TensorView::in_buffer(*px.buffer, px.offset, DType::kF32, {kN, kRows});
+  const TensorView wv = TensorView::in_buffer(*pw.buffer, pw.offset, DType::kF32, {kN});
+  const TensorView n = center ? g.norm(xv, 1e-5f, "norm") : g.rms_norm(xv, 1e-5f, "norm");
+  TensorView out = g.mul(n, wv, "attn_norm");
+  if (read_again) out = g.add(out, n, "sum");
+  EXPECT_TRUE(g.allocate(be.device()).is_ok());
+  const Status st = be.compute(g);
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  std::vector<float> got(kN * kRows);
+  out.buffer->get(out.offset, {reinterpret_cast<uint8_t*>(got.data()), got.size() * sizeof(float)});
+  return got;
+}
+
+class BackendPasses : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(BackendPasses, NormTimesWeightMatchesRefFusedOrNot) {
+  const BackendUnderTest entry = backends_under_test()[GetParam()];
+  Result<std::unique_ptr<Backend>> be = entry.make();
+  if (!be.ok() && entry.required) FAIL() << entry.name << ": " << be.status().to_string();
+  if (!be.ok()) GTEST_SKIP() << "SKIPPED LOUDLY: " << entry.name << ": " << be.status().to_string();
+  const std::unique_ptr<Backend> ref = make_ref_backend();
+  for (bool center : {false, true}) {
+    for (bool read_again : {false, true}) {
+      const std::vector<float> want = norm_times_weight(*ref, center, read_again);
+      const std::vector<float> got = norm_times_weight(**be, center, read_again);
+      EXPECT_LE(nmse(got, want), 1e-10)
+          << (center ? "norm" : "rms_norm") << (read_again ? ", its output read again" : "");
+    }
+  }
+}
+
+std::string backend_name(const ::testing::TestParamInfo<size_t>& info) {
+  return backends_under_test()[info.param].name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Every, BackendPasses, ::testing::Range<size_t>(0, backends_under_test().size()),
+                         backend_name);
+
 std::string isa_name(const ::testing::TestParamInfo<CpuIsa>& info) {
   return std::string(cpu_isa_name(info.param));
 }

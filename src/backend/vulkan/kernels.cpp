@@ -309,7 +309,11 @@ bool attention_kernel_types(std::span<const DType> types) {
 const std::array<VulkanKernel, kOpCount> kKernels = {{
     {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("get_rows", n); }, encode_get_rows},
     {rows_then_f32, mul_mat_shader, encode_mul_mat},
-    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rms_norm"); }, encode_norm},
+    {all_f32,
+     [](const Node& n, const DeviceTraits&) {
+       return std::string(n.n_src == 2 ? "rms_norm_mul" : "rms_norm");
+     },
+     encode_norm},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("mul"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("add"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rope"); }, encode_rope},
@@ -322,7 +326,9 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
      encode_copy},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("geglu"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("scale"); }, encode_scale},
-    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("norm"); }, encode_norm},
+    {all_f32,
+     [](const Node& n, const DeviceTraits&) { return std::string(n.n_src == 2 ? "norm_mul" : "norm"); },
+     encode_norm},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("gelu"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("moe_gate"); }, encode_moe_gate},
     {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("mul_mat_id", n); },

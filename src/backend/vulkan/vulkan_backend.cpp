@@ -47,6 +47,67 @@ struct Mirror {
   }
 };
 
+// Whether two views share bytes: views of one buffer's storage, or host memory, whose byte
+// ranges meet.
+bool overlaps(const TensorView& a, const TensorView& b) {
+  if (a.buffer != nullptr && b.buffer != nullptr && &a.buffer->storage() == &b.buffer->storage()) {
+    return a.offset < b.offset + b.extent() && b.offset < a.offset + a.extent();
+  }
+  const uint8_t* pa = host_address(a);
+  const uint8_t* pb = host_address(b);
+  return pa != nullptr && pb != nullptr && pa < pb + b.extent() && pb < pa + a.extent();
+}
+
+// Whether nodes[i], a norm, and nodes[i + 1], the multiply by its weight row, run as one
+// dispatch (rms_norm.comp's MUL): the multiply reads the norm's output as its first input and
+// a row [n] as its second, and nothing else reads that output, neither a later node (before
+// one writes over it) nor whoever reads the pass's results (unless a later node wrote them).
+bool fuses_norm_and_weight(std::span<const Node> nodes, size_t i, std::span<const TensorView> results) {
+  if (i + 1 >= nodes.size()) return false;
+  const Node& norm = nodes[i];
+  const Node& mul = nodes[i + 1];
+  if ((norm.op != Op::kRmsNorm && norm.op != Op::kNorm) || mul.op != Op::kMul || norm.dst.buffer == nullptr) {
+    return false;
+  }
+  const TensorView& x = mul.src[0];
+  const TensorView& w = mul.src[1];
+  if (x.buffer != norm.dst.buffer || x.offset != norm.dst.offset || x.ne != norm.dst.ne ||
+      x.nb != norm.dst.nb || !mul.dst.same_shape(x) || w.ne[0] != x.ne[0] || w.ne[1] != 1 || w.ne[2] != 1 ||
+      w.ne[3] != 1) {
+    return false;
+  }
+  // The norm's bytes that no later node has written over yet, as [first, end) ranges.
+  std::vector<std::pair<size_t, size_t>> live = {{norm.dst.offset, norm.dst.offset + norm.dst.extent()}};
+  const Buffer& storage = norm.dst.buffer->storage();
+  const auto reads_live = [&](const TensorView& v) {
+    if (v.buffer == nullptr || &v.buffer->storage() != &storage) return overlaps(v, norm.dst);
+    return std::any_of(live.begin(), live.end(),
+                       [&](const auto& r) { return v.offset < r.second && r.first < v.offset + v.extent(); });
+  };
+  for (size_t j = i + 2; j < nodes.size() && !live.empty(); ++j) {
+    for (const TensorView& src : nodes[j].inputs()) {
+      if (reads_live(src)) return false;
+    }
+    const TensorView& out = nodes[j].dst;  // a strided output leaves the bytes between its rows
+    if (out.buffer == nullptr || &out.buffer->storage() != &storage || !out.is_contiguous()) continue;
+    std::vector<std::pair<size_t, size_t>> left;  // live minus [out.offset, out.offset + extent)
+    for (const auto& [first, end] : live) {
+      if (first < out.offset) left.emplace_back(first, std::min(end, out.offset));
+      if (end > out.offset + out.extent()) left.emplace_back(std::max(first, out.offset + out.extent()), end);
+    }
+    live = std::move(left);
+  }
+  // A result the multiply or a later node writes (the logits, over the norm's freed bytes)
+  // holds that node's output, not the norm's.
+  const auto written_later = [&](const TensorView& r) {
+    return std::any_of(nodes.begin() + static_cast<std::ptrdiff_t>(i) + 1, nodes.end(), [&](const Node& n) {
+      return n.dst.buffer == r.buffer && n.dst.offset == r.offset && n.dst.ne == r.ne && n.dst.nb == r.nb;
+    });
+  };
+  return std::none_of(results.begin(), results.end(),
+                      [&](const TensorView& r) { return reads_live(r) && !written_later(r); });
+}
+
 class VulkanBackend final : public Backend {
  public:
   VulkanBackend(std::shared_ptr<VulkanContext> ctx, DeviceTraits traits)
@@ -242,11 +303,24 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   PADDOCK_TRY(check_supported(*this, nodes));
   std::map<const Buffer*, Mirror> mirrors;
   std::vector<Dispatch> dispatches;
+  std::vector<std::string> kernels;  // each dispatch's shader
   ParamWriter words;
-  for (const Node& n : nodes) {
+  Node fused;
+  for (size_t at = 0; at < nodes.size(); ++at) {
+    const Node* node = &nodes[at];
+    if (!after && fuses_norm_and_weight(nodes, at, results)) {  // tensor dumps read every node
+      fused = nodes[at];
+      fused.src[1] = nodes[at + 1].src[1];
+      fused.n_src = 2;
+      fused.dst = nodes[at + 1].dst;
+      node = &fused;
+      ++at;
+    }
+    const Node& n = *node;
     const VulkanKernel& k = vulkan_kernel(n.op);
     Dispatch d;
-    PADDOCK_ASSIGN(d.pipeline, pipelines_.get(k.shader(n, traits_)));
+    kernels.push_back(k.shader(n, traits_));
+    PADDOCK_ASSIGN(d.pipeline, pipelines_.get(kernels.back()));
     for (int i = 0; i < n.n_src; ++i) {  // sources first: an in-place node reads before it writes
       PADDOCK_ASSIGN(d.bound[static_cast<size_t>(i) + 1], bind(n.src[static_cast<size_t>(i)], false, mirrors));
     }
@@ -375,10 +449,8 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     }));
     for (const TensorView& r : results) copy_back(r);
     if (profiler_.enabled()) {
-      std::vector<std::string> names;
-      for (const Node& n : nodes) names.push_back(vulkan_kernel(n.op).shader(n, traits_));
       const auto seconds = [&](auto to) { return std::chrono::duration<double>(to - start).count(); };
-      profiler_.collect(names, seconds(std::chrono::steady_clock::now()), seconds(recorded));
+      profiler_.collect(kernels, seconds(std::chrono::steady_clock::now()), seconds(recorded));
     }
     return Status::ok();
   }

@@ -1,6 +1,8 @@
 #version 450
 // One workgroup per row, op word 0 = eps. RMS norm: row / sqrt(mean(row^2) + eps); with
-// CENTER (LayerNorm's normalisation): (row - mean) / sqrt(mean((row - mean)^2) + eps).
+// CENTER (LayerNorm's normalisation): (row - mean) / sqrt(mean((row - mean)^2) + eps). With
+// MUL each output is then multiplied by element i of a weight row (src1 [n]): a norm and the
+// multiply by its weight in one dispatch, rounded as the two apart.
 #include "common.glsl"
 layout(local_size_x = 128) in;
 shared float partial[128];
@@ -38,5 +40,12 @@ void main() {
     sum2 += v * v;
   }
   const float scale = 1.0 / sqrt(workgroup_sum(sum2) / float(n) + pf(0));
+#if defined(MUL)
+  const uint w = t_off(T_SRC1), ws = t_nb(T_SRC1, 0);
+  for (uint i = tid; i < n; i += 128) {
+    D_f[(y + i * ys) >> 2] = ((A_f[(x + i * xs) >> 2] - mean) * scale) * B_f[(w + i * ws) >> 2];
+  }
+#else
   for (uint i = tid; i < n; i += 128) D_f[(y + i * ys) >> 2] = (A_f[(x + i * xs) >> 2] - mean) * scale;
+#endif
 }
