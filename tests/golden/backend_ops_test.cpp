@@ -803,6 +803,27 @@ std::vector<Case> add_id_cases(DType t) {
       }
     }
   }
+  // Gates moe_gate does not make, whose slots still follow moe_slots (heaviest first, ties to
+  // the lower expert): three equal weights for two slots, and 100 nonzero weights of 100
+  // experts (more than the 64 a device kernel gathers) for four.
+  std::vector<float> tied(8 * 3, 0.0f);
+  for (size_t tok = 0; tok < 3; ++tok) {
+    for (size_t e : {tok + 5, tok + 1, tok + 3}) tied[tok * 8 + e % 8] = 0.25f;
+  }
+  std::vector<float> dense(100 * 2);
+  const std::span<const float> r = gaussian(dense.size(), 11);
+  for (size_t i = 0; i < dense.size(); ++i) dense[i] = 0.1f + std::fabs(r[i]);
+  for (const auto& [e, k, values, note] : {std::tuple{int64_t{8}, 2, tied, "tied gate weights"},
+                                           std::tuple{int64_t{100}, 4, dense, "100 nonzero gate weights"}}) {
+    const int64_t n = static_cast<int64_t>(values.size()) / e;
+    out.push_back({.op = Op::kAddId,
+                   .src = {{.type = t, .ne = {33, k, n, 1}},
+                           {.type = t, .ne = {33, e, 1, 1}},
+                           {.type = t, .ne = {e, n, 1, 1}, .values = values}},
+                   .dst = {.ne = {33, k, n, 1}},
+                   .tol = {.bitwise = true},
+                   .note = note});
+  }
   return out;
 }
 
