@@ -167,9 +167,21 @@ Status check_slots(int64_t slots) {
                      std::to_string(kMaxSlots) + " the MoE kernels take");
 }
 
-// shaders/mul_mat_id.comp: mul_mat.comp's rows for one (slot, token) each.
+// On a GPU, block-quantized experts take mul_mat_vec.comp's rows (ID); the rest
+// mul_mat_id.comp's.
+bool mul_mat_id_vec(const Node& n, const DeviceTraits& d) {
+  return !d.cpu && dtype_info(n.src[0].type).block_size > 1;
+}
+
+std::string mul_mat_id_shader(const Node& n, const DeviceTraits& d) {
+  return typed(mul_mat_id_vec(n, d) ? "mul_mat_vec_id" : "mul_mat_id", n);
+}
+
+// shaders/mul_mat_vec.comp with ID: a workgroup per (row, slot, token); shaders/mul_mat_id.comp:
+// mul_mat.comp's rows for one (slot, token) each.
 Result<uint32_t> encode_mul_mat_id(const Node& n, const DeviceTraits& d, ParamWriter& w) {
   PADDOCK_TRY(check_slots(n.dst.ne[1]));
+  if (mul_mat_id_vec(n, d)) return static_cast<uint32_t>(n.src[0].ne[1] * n.dst.ne[1] * n.dst.ne[2]);
   const int64_t lanes = row_lanes(n, d);
   w.op(0, static_cast<uint32_t>(lanes));
   return static_cast<uint32_t>(ceil_div(n.src[0].ne[1], kRowGroup / lanes) * n.dst.ne[1] * n.dst.ne[2]);
@@ -331,8 +343,7 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
      encode_norm},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("gelu"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("moe_gate"); }, encode_moe_gate},
-    {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("mul_mat_id", n); },
-     encode_mul_mat_id},
+    {rows_then_f32, mul_mat_id_shader, encode_mul_mat_id},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("moe_sum"); }, encode_moe_rows},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("add_id"); }, encode_moe_rows},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("swiglu_oai"); }, encode_swiglu_oai},

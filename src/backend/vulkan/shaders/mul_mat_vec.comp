@@ -6,7 +6,8 @@
 // dequantizes as integers, keeps the dot with the activations per sub-block scale and applies
 // the scales once per part. The partial dots are summed by subgroup, then across subgroups.
 // (Measured on an H100: two or four rows per workgroup sharing the activation loads, and the
-// block loop unrolled two or four times, were no faster.)
+// block loop unrolled two or four times, were no faster.) With ID, MUL_MAT_ID's product on a
+// GPU: a workgroup per (row, slot, token) of the slot's expert.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 #include "types.glsl"
@@ -206,16 +207,31 @@ float part_dot(uint blk, uint p, uint x) {
 
 shared float by_subgroup[WG];
 
+#ifdef ID
+// MUL_MAT_ID (mul_mat_id.comp's contract): the row of token t's slot s's expert; src1 has one
+// column per slot or one shared by all; 0 for a slot without an expert.
+#include "moe.glsl"
+DEFINE_SLOTS(C, T_SRC2)
+#endif
+
 void main() {
-  const uint rows = t_ne(T_SRC0, 1), cols = t_ne(T_SRC1, 1), batches = t_ne(T_SRC1, 2);
+  const uint rows = t_ne(T_SRC0, 1), cols = t_ne(T_DST, 1), batches = t_ne(T_DST, 2);
   const uint g = group_index();
-  if (g >= rows * cols * batches) return;
+  if (g >= rows * cols * batches) return;  // whole workgroups: barriers stay uniform
   const uint m = g % rows, j = (g / rows) % cols, b = g / (rows * cols);
   const uint tid = gl_LocalInvocationID.x, p = tid % PARTS;
   xs = t_nb(T_SRC1, 0);
-  const uint x0 = t_at(T_SRC1, j, b, 0);
+#ifdef ID
+  find_slots(b, cols);
+  const bool live = j < slot_count(cols);
+  const uint w = live ? t_at(T_SRC0, m, uint(slot_expert[j]), 0) : 0;
+  const uint x0 = t_at(T_SRC1, t_ne(T_SRC1, 1) == 1 ? 0 : j, b, 0);
+#else
+  const bool live = true;
+  const uint w = t_at(T_SRC0, m, 0, 0), x0 = t_at(T_SRC1, j, b, 0);
+#endif
   x_dense = xs == 4 && (x0 & 15) == 0;
-  const uint w = t_at(T_SRC0, m, 0, 0), blocks = t_ne(T_SRC0, 0) / QK;
+  const uint blocks = live ? t_ne(T_SRC0, 0) / QK : 0;
   float acc = 0.0;
   for (uint i = tid / PARTS; i < blocks; i += WG / PARTS) acc += part_dot(w + i * BLOCK, p, x0 + i * QK * xs);
   acc = subgroupAdd(acc);
