@@ -17,7 +17,8 @@ function(paddock_vulkan_shaders out_var)
   foreach(t ${weight_types})
     string(TOLOWER ${t} lt)
     list(APPEND variants "get_rows_${lt}|get_rows.comp|TYPE=${t}" "mul_mat_${lt}|mul_mat.comp|TYPE=${t}"
-                         "mul_mm_${lt}|mul_mm.comp|TYPE=${t}" "mul_mat_id_${lt}|mul_mat_id.comp|TYPE=${t}")
+                         "mul_mm_${lt}|mul_mm.comp|TYPE=${t}" "mul_mat_id_${lt}|mul_mat_id.comp|TYPE=${t}"
+                         "mul_mm_id_${lt}|mul_mm.comp|TYPE=${t},ID")
     if(NOT t IN_LIST float_types)  # block-quantized: decode's mat-vec kernel
       list(APPEND variants "mul_mat_vec_${lt}|mul_mat_vec.comp|TYPE_${t}"
                            "mul_mat_vec_id_${lt}|mul_mat_vec.comp|TYPE_${t},ID")

@@ -746,7 +746,8 @@ std::vector<Case> moe_gate_cases(DType t) {
 
 // Experts [K, M, E] of every row length the type allows short of 33 blocks, x shared by the
 // slots ([K, 1, N], the gate and up products) or one per slot ([K, k, N], down); decode (1
-// token) and prefill (33 tokens: experts shared between tokens); a padded x.
+// token) and prefill (33 tokens: experts shared between tokens; 300: many per expert); a
+// padded x.
 std::vector<Case> mul_mat_id_cases(DType t) {
   std::vector<Case> out;
   const int64_t bs = block(t);
@@ -768,6 +769,8 @@ std::vector<Case> mul_mat_id_cases(DType t) {
   }
   add(2 * bs, 33, 8, 4, 5, true, Layout::kPadded);
   add(std::max<int64_t>(bs, 32), 1024, 8, 2, 17, false, Layout::kDense);
+  // A long prompt: each expert's tokens span several 64-token tiles of a GPU's grouped kernel.
+  for (bool per_slot : {false, true}) add(std::max<int64_t>(bs, 64), 70, 4, 2, 300, per_slot, Layout::kDense);
   return out;
 }
 

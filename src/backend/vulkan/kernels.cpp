@@ -167,21 +167,38 @@ Status check_slots(int64_t slots) {
                      std::to_string(kMaxSlots) + " the MoE kernels take");
 }
 
-// On a GPU, block-quantized experts take mul_mat_vec.comp's rows (ID); the rest
-// mul_mat_id.comp's.
-bool mul_mat_id_vec(const Node& n, const DeviceTraits& d) {
-  return !d.cpu && dtype_info(n.src[0].type).block_size > 1;
+// MUL_MAT_ID on a GPU: prompts grouped by expert into mul_mm.comp's tiles (ID), other
+// block-quantized products mul_mat_vec.comp's rows (ID); otherwise mul_mat_id.comp's.
+MulMatKernel mul_mat_id_kernel(const Node& n, const DeviceTraits& d) {
+  if (d.cpu) return MulMatKernel::kColumns;
+  if (n.dst.ne[2] > kMulMatColumns && n.src[0].ne[0] % kTileDepth == 0) return MulMatKernel::kTiles;
+  return dtype_info(n.src[0].type).block_size > 1 ? MulMatKernel::kVec : MulMatKernel::kColumns;
 }
 
 std::string mul_mat_id_shader(const Node& n, const DeviceTraits& d) {
-  return typed(mul_mat_id_vec(n, d) ? "mul_mat_vec_id" : "mul_mat_id", n);
+  switch (mul_mat_id_kernel(n, d)) {
+    case MulMatKernel::kVec: return typed("mul_mat_vec_id", n);
+    case MulMatKernel::kTiles: return typed("mul_mm_id", n);
+    case MulMatKernel::kColumns: break;
+  }
+  return typed("mul_mat_id", n);
 }
 
-// shaders/mul_mat_vec.comp with ID: a workgroup per (row, slot, token); shaders/mul_mat_id.comp:
+// shaders/mul_mm.comp with ID: a workgroup per (row tile, column tile, expert + 1);
+// shaders/mul_mat_vec.comp with ID: one per (row, slot, token); shaders/mul_mat_id.comp:
 // mul_mat.comp's rows for one (slot, token) each.
 Result<uint32_t> encode_mul_mat_id(const Node& n, const DeviceTraits& d, ParamWriter& w) {
   PADDOCK_TRY(check_slots(n.dst.ne[1]));
-  if (mul_mat_id_vec(n, d)) return static_cast<uint32_t>(n.src[0].ne[1] * n.dst.ne[1] * n.dst.ne[2]);
+  const int64_t rows = n.src[0].ne[1], tokens = n.dst.ne[2];
+  switch (mul_mat_id_kernel(n, d)) {
+    case MulMatKernel::kTiles: {
+      const int64_t col_tiles = ceil_div(tokens, kTileColumns);  // an expert takes each token once at most
+      w.op(0, static_cast<uint32_t>(col_tiles));
+      return static_cast<uint32_t>(ceil_div(rows, kTileRows) * col_tiles * (n.src[0].ne[2] + 1));
+    }
+    case MulMatKernel::kVec: return static_cast<uint32_t>(rows * n.dst.ne[1] * tokens);
+    case MulMatKernel::kColumns: break;
+  }
   const int64_t lanes = row_lanes(n, d);
   w.op(0, static_cast<uint32_t>(lanes));
   return static_cast<uint32_t>(ceil_div(n.src[0].ne[1], kRowGroup / lanes) * n.dst.ne[1] * n.dst.ne[2]);

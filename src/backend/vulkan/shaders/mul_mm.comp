@@ -5,8 +5,17 @@
 // memory (each weight read once per BN columns, where mul_mat.comp read it once per 8), then
 // every invocation adds the products of its TM rows by its TN columns. Rows and columns past
 // the end are read clamped and not written. Needs k a multiple of BK.
+// With ID, MUL_MAT_ID's product for prompts, grouped by expert (mul_mat_id.comp's contract):
+// a workgroup takes a BM-row tile of one expert's matrix and BN of the (slot, token) pairs
+// routed to it, the BN after the first c * BN in token order, so each expert's rows are read
+// once per BN of its tokens instead of once per token. Workgroups of expert n_expert write the
+// zeros of slots past a token's last expert. Op word 0 = the column tiles per expert.
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 #include "types.glsl"
+#ifdef ID
+#include "moe.glsl"
+#endif
 
 const uint BM = 64, BN = 64, BK = 32, TM = 4, TN = 4;
 const uint WG = (BM / TM) * (BN / TN);
@@ -20,23 +29,100 @@ DEFINE_QUAD(A, TYPE)
 shared vec4 sa[BK][BM / 4];
 shared vec4 sb[BK][BN / 4];
 
+#ifdef ID
+const uint NO_SLOT = 0xFFFFFFFFu;
+shared uint col_token[BN], col_slot[BN];  // the tile's (slot, token) pairs
+shared uint by_subgroup[WG];
+
+// Gate weight of expert e for token t.
+float gate_at(uint e, uint t) { return C_f[(t_at(T_SRC2, t, 0, 0) + e * t_nb(T_SRC2, 0)) >> 2]; }
+
+// Token t's slot for expert e (moe_slots' order: heavier first, ties to the lower expert), or
+// NO_SLOT past the k slots.
+uint slot_of(uint e, uint t, uint k) {
+  const uint n = t_ne(T_SRC2, 0);
+  const float w = gate_at(e, t);
+  uint rank = 0;
+  for (uint f = 0; f < n && rank < k; ++f) {
+    const float v = gate_at(f, t);
+    if (v != 0.0 && slot_before(v, f, w, e)) ++rank;
+  }
+  return rank < k ? rank : NO_SLOT;
+}
+
+// The tile's pairs: tokens routed to expert e (a nonzero gate weight), numbered in token order,
+// those numbered [c * BN, c * BN + BN). Returns how many (uniform across the workgroup).
+uint gather_columns(uint e, uint c, uint tokens, uint k) {
+  const uint tid = gl_LocalInvocationID.x;
+  uint seen = 0;
+  for (uint base = 0; base < tokens && seen < (c + 1) * BN; base += WG) {
+    const uint t = base + tid;
+    const uint routed = t < tokens && gate_at(e, t) != 0.0 ? 1 : 0;
+    const uint before = subgroupExclusiveAdd(routed);
+    if (gl_SubgroupInvocationID == gl_SubgroupSize - 1) by_subgroup[gl_SubgroupID] = before + routed;
+    barrier();
+    uint at = seen + before, chunk = 0;
+    for (uint i = 0; i < gl_NumSubgroups; ++i) {
+      if (i < gl_SubgroupID) at += by_subgroup[i];
+      chunk += by_subgroup[i];
+    }
+    if (routed == 1 && at >= c * BN && at < (c + 1) * BN) col_token[at - c * BN] = t;
+    barrier();
+    seen += chunk;
+  }
+  const uint count = seen > c * BN ? min(BN, seen - c * BN) : 0;
+  if (tid < count) col_slot[tid] = slot_of(e, col_token[tid], k);
+  barrier();
+  return count;
+}
+#endif
+
 void main() {
   const uint k_len = t_ne(T_SRC0, 0), rows = t_ne(T_SRC0, 1);
-  const uint cols = t_ne(T_SRC1, 1), batches = t_ne(T_SRC1, 2);
-  const uint row_tiles = (rows + BM - 1) / BM, col_tiles = (cols + BN - 1) / BN;
+  const uint row_tiles = (rows + BM - 1) / BM;
   const uint g = group_index();
+  const uint tid = gl_LocalInvocationID.x;
+  const uint tm = tid % (BM / TM), tn = tid / (BM / TM);  // this invocation's rows / columns
+  const uint xs = t_nb(T_SRC1, 0);
+  const uint lc = tid / 4, lk = 8 * (tid % 4);
+#ifdef ID
+  const uint n_expert = t_ne(T_SRC2, 0), slots = t_ne(T_DST, 1), tokens = t_ne(T_DST, 2);
+  const uint col_tiles = pu(0);
+  if (g >= row_tiles * col_tiles * (n_expert + 1)) return;  // whole workgroups
+  const uint m0 = (g % row_tiles) * BM, c = (g / row_tiles) % col_tiles, e = g / (row_tiles * col_tiles);
+  if (e == n_expert) {  // the zeros of slots past each of tokens [c * BN, c * BN + BN)'s last expert
+    const uint t = c * BN + tid;
+    if (tid < BN && t < tokens) {
+      uint used = 0;
+      for (uint f = 0; f < n_expert; ++f) used += gate_at(f, t) != 0.0 ? 1 : 0;
+      col_slot[tid] = min(used, slots);
+    }
+    barrier();
+    for (uint i = tid; i < BN * BM; i += WG) {
+      const uint tt = c * BN + i / BM, m = m0 + i % BM;
+      if (tt >= tokens || m >= rows) continue;
+      for (uint s = col_slot[i / BM]; s < slots; ++s) D_f[(t_at(T_DST, s, tt, 0) + m * t_nb(T_DST, 0)) >> 2] = 0.0;
+    }
+    return;
+  }
+  const uint cols = gather_columns(e, c, tokens, slots);
+  if (cols == 0) return;
+  const uint xc = min(lc, cols - 1), xslot = col_slot[xc] == NO_SLOT ? 0 : col_slot[xc];
+  const uint x = t_at(T_SRC1, t_ne(T_SRC1, 1) == 1 ? 0 : xslot, col_token[xc], 0);
+  const uint w0 = t_at(T_SRC0, 0, e, 0);
+#else
+  const uint cols = t_ne(T_SRC1, 1), batches = t_ne(T_SRC1, 2);
+  const uint col_tiles = (cols + BN - 1) / BN;
   if (g >= row_tiles * col_tiles * batches) return;
   const uint m0 = (g % row_tiles) * BM, n0 = ((g / row_tiles) % col_tiles) * BN;
   const uint b = g / (row_tiles * col_tiles);
-  const uint tid = gl_LocalInvocationID.x;
-  const uint tm = tid % (BM / TM), tn = tid / (BM / TM);  // this invocation's rows / columns
+  const uint x = t_at(T_SRC1, min(n0 + lc, cols - 1), b, 0);
+  const uint w0 = t_off(T_SRC0);
+#endif
 
   // Loads: invocation tid dequantizes quads tid and tid + WG of the weight tile (row q / 8,
   // values 4(q % 8)..: a row's quads are adjacent invocations) and reads 8 activations of
   // column tid / 4 (values 8(tid % 4)..).
-  const uint xs = t_nb(T_SRC1, 0);
-  const uint lc = tid / 4, lk = 8 * (tid % 4);
-  const uint x = t_at(T_SRC1, min(n0 + lc, cols - 1), b, 0);
   const bool x_dense = xs == 4 && (x & 15) == 0;
 
   vec4 acc[TN];
@@ -44,7 +130,7 @@ void main() {
   for (uint k0 = 0; k0 < k_len; k0 += BK) {
     [[unroll]] for (uint h = 0; h < 2; ++h) {
       const uint q = tid + h * WG, r = q / (BK / 4), kq = q % (BK / 4);
-      const vec4 v = A_quad(t_at(T_SRC0, min(m0 + r, rows - 1), 0, 0), (k0 >> 2) + kq);
+      const vec4 v = A_quad(w0 + min(m0 + r, rows - 1) * t_nb(T_SRC0, 1), (k0 >> 2) + kq);
       [[unroll]] for (uint e = 0; e < 4; ++e) sa[4 * kq + e][r >> 2][r & 3] = v[e];
     }
     const uint xa = x + (k0 + lk) * xs;
@@ -63,9 +149,16 @@ void main() {
   }
   const uint nb0 = t_nb(T_DST, 0);
   for (uint j = 0; j < TN; ++j) {
+#ifdef ID
+    const uint n = TN * tn + j;
+    if (n >= cols) break;
+    if (col_slot[n] == NO_SLOT) continue;
+    const uint d = t_at(T_DST, col_slot[n], col_token[n], 0);
+#else
     const uint n = n0 + TN * tn + j;
     if (n >= cols) break;
     const uint d = t_at(T_DST, n, b, 0);
+#endif
     for (uint i = 0; i < TM; ++i) {
       const uint m = m0 + TM * tm + i;
       if (m < rows) D_f[(d + m * nb0) >> 2] = acc[j][i];
