@@ -124,13 +124,16 @@ MulMatKernel mul_mat_kernel(const Node& n, const DeviceTraits& d) {
   return blocks && n.src[1].ne[1] == 1 ? MulMatKernel::kVec : MulMatKernel::kColumns;
 }
 
+// The shader of kernel k for n's weight type; `id`: its MUL_MAT_ID variant.
+std::string mul_mat_variant(MulMatKernel k, const Node& n, bool id) {
+  const char* shader = "mul_mat";
+  if (k == MulMatKernel::kVec) shader = "mul_mat_vec";
+  if (k == MulMatKernel::kTiles) shader = "mul_mm";
+  return (id ? std::string(shader) + "_id" : std::string(shader)) + "_" + type_suffix(n.src[0].type);
+}
+
 std::string mul_mat_shader(const Node& n, const DeviceTraits& d) {
-  switch (mul_mat_kernel(n, d)) {
-    case MulMatKernel::kVec: return typed("mul_mat_vec", n);
-    case MulMatKernel::kTiles: return typed("mul_mm", n);
-    case MulMatKernel::kColumns: break;
-  }
-  return typed("mul_mat", n);
+  return mul_mat_variant(mul_mat_kernel(n, d), n, false);
 }
 
 constexpr int64_t kRowGroup = 64;  // mul_mat.comp's and mul_mat_id.comp's local size
@@ -176,12 +179,7 @@ MulMatKernel mul_mat_id_kernel(const Node& n, const DeviceTraits& d) {
 }
 
 std::string mul_mat_id_shader(const Node& n, const DeviceTraits& d) {
-  switch (mul_mat_id_kernel(n, d)) {
-    case MulMatKernel::kVec: return typed("mul_mat_vec_id", n);
-    case MulMatKernel::kTiles: return typed("mul_mm_id", n);
-    case MulMatKernel::kColumns: break;
-  }
-  return typed("mul_mat_id", n);
+  return mul_mat_variant(mul_mat_id_kernel(n, d), n, true);
 }
 
 // shaders/mul_mm.comp with ID: a workgroup per (row tile, column tile, expert + 1);
