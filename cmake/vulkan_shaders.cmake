@@ -20,13 +20,17 @@ function(paddock_vulkan_shaders out_var)
                          "mul_mm_${lt}|mul_mm.comp|TYPE=${t}" "mul_mat_id_${lt}|mul_mat_id.comp|TYPE=${t}"
                          "mul_mm_id_${lt}|mul_mm.comp|TYPE=${t},ID")
     if(NOT t IN_LIST float_types)  # block-quantized: decode's mat-vec kernel
+      list(APPEND variants "mul_mat_vec_id_${lt}|mul_mat_vec.comp|TYPE_${t},ID")
+      # Alone, and fused with the add or the GLU after it (src/backend/vulkan/fusion.h).
       list(APPEND variants "mul_mat_vec_${lt}|mul_mat_vec.comp|TYPE_${t}"
-                           "mul_mat_vec_id_${lt}|mul_mat_vec.comp|TYPE_${t},ID")
+                           "mul_mat_vec_add_${lt}|mul_mat_vec.comp|TYPE_${t},ADD"
+                           "mul_mat_vec_swiglu_${lt}|mul_mat_vec.comp|TYPE_${t},GLU"
+                           "mul_mat_vec_geglu_${lt}|mul_mat_vec.comp|TYPE_${t},GLU,GELU")
     endif()
   endforeach()
   foreach(t ${kv_types})
     string(TOLOWER ${t} lt)
-    list(APPEND variants "attention_${lt}|attention.comp|TYPE=${t}")
+    list(APPEND variants "attention_${lt}|attention.comp|TYPE=${t},TYPE_${t}")
   endforeach()
   foreach(s ${copy_types})
     list(FIND float_types ${s} is_float)

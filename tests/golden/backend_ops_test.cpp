@@ -1278,6 +1278,68 @@ TEST_P(BackendPasses, NormTimesWeightMatchesRefFusedOrNot) {
   }
 }
 
+// A decode step's FFN: the gate and up products of one column, their GLU, the down product
+// and the residual add, as one pass; and the same with the products' outputs read again by
+// later nodes. A backend that runs the products with the GLU, and the down product with the
+// add, as one kernel each (Vulkan's mul_mat_vec GLU and ADD variants) must give the numbers
+// of its separate kernels (`each_node`: every node's output read back, so nothing is fused),
+// and must not fuse where the outputs are needed.
+std::vector<float> decode_ffn(Backend& be, DType type, Op glu, bool read_again, bool each_node) {
+  constexpr int64_t kEmbd = 256;
+  constexpr int64_t kFf = 512;
+  std::vector<std::unique_ptr<Buffer>> owned;
+  uint32_t seed = 3;
+  const auto put = [&](DType t, int64_t k, int64_t m) {
+    const std::span<const float> v = gaussian(static_cast<size_t>(k * m), seed++);
+    std::vector<uint8_t> bytes;
+    for (int64_t r = 0; r < m; ++r) {
+      const std::vector<uint8_t> row =
+          quantize(t, v.subspan(static_cast<size_t>(r * k), static_cast<size_t>(k)));
+      bytes.insert(bytes.end(), row.begin(), row.end());
+    }
+    const Placed p = std::move(place(be, std::move(bytes), owned)).value();
+    return TensorView::in_buffer(*p.buffer, p.offset, t, {k, m});
+  };
+  const TensorView wg = put(type, kEmbd, kFf), wu = put(type, kEmbd, kFf), wd = put(type, kFf, kEmbd);
+  const TensorView x = put(DType::kF32, kEmbd, 1), r = put(DType::kF32, kEmbd, 1);
+  Graph g;
+  const TensorView gate = g.mul_mat(wg, x, "ffn_gate");
+  const TensorView up = g.mul_mat(wu, x, "ffn_up");
+  TensorView h = glu == Op::kSwiglu ? g.swiglu(gate, up, "ffn_swiglu") : g.geglu(gate, up, "ffn_geglu");
+  if (read_again) h = g.add(h, up, "ffn_plus_up");
+  const TensorView down = g.mul_mat(wd, h, "ffn_down");
+  TensorView out = g.add(r, down, "l_out");
+  if (read_again) out = g.add(out, down, "l_out_plus_down");
+  EXPECT_TRUE(g.allocate(be.device()).is_ok());
+  const Status st = each_node ? be.compute(g, [](const Node&) {}) : be.compute(g);
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  std::vector<float> got(kEmbd);
+  out.buffer->get(out.offset, {reinterpret_cast<uint8_t*>(got.data()), got.size() * sizeof(float)});
+  return got;
+}
+
+TEST_P(BackendPasses, DecodeFfnMatchesRefFusedOrNot) {
+  const BackendUnderTest entry = backends_under_test()[GetParam()];
+  Result<std::unique_ptr<Backend>> be = entry.make();
+  if (!be.ok() && entry.required) FAIL() << entry.name << ": " << be.status().to_string();
+  if (!be.ok()) GTEST_SKIP() << "SKIPPED LOUDLY: " << entry.name << ": " << be.status().to_string();
+  const std::unique_ptr<Backend> ref = make_ref_backend();
+  for (DType type : {DType::kQ4_K, DType::kQ6_K, DType::kQ8_0, DType::kQ4_0}) {
+    for (Op glu : {Op::kSwiglu, Op::kGeglu}) {
+      for (bool read_again : {false, true}) {
+        const std::string what = std::string(dtype_name(type)) + " " + std::string(op_name(glu)) +
+                                 (read_again ? ", outputs read again" : "");
+        const std::vector<float> want = decode_ffn(*ref, type, glu, read_again, false);
+        const std::vector<float> got = decode_ffn(**be, type, glu, read_again, false);
+        const std::vector<float> apart = decode_ffn(**be, type, glu, read_again, true);
+        // ref quantizes the activations (as ggml's CPU does); GPU products read them in F32.
+        EXPECT_LE(nmse(got, want), 2e-3) << what;
+        EXPECT_LE(nmse(got, apart), 1e-12) << what << ": fused and separate kernels differ";
+      }
+    }
+  }
+}
+
 std::string backend_name(const ::testing::TestParamInfo<size_t>& info) {
   return backends_under_test()[info.param].name;
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "backend/host_exec.h"
 #include "backend/rope_angles.h"
@@ -132,8 +133,16 @@ std::string mul_mat_variant(MulMatKernel k, const Node& n, bool id) {
   return (id ? std::string(shader) + "_id" : std::string(shader)) + "_" + type_suffix(n.src[0].type);
 }
 
+// mul_mat_vec.comp for n's weights, fused (backend/vulkan/fusion.h) with the node after it:
+// "add", "swiglu", "geglu", or none ("").
+std::string mat_vec_shader(const Node& n, const std::string& fused) {
+  return "mul_mat_vec_" + (fused.empty() ? "" : fused + "_") + type_suffix(n.src[0].type);
+}
+
 std::string mul_mat_shader(const Node& n, const DeviceTraits& d) {
-  return mul_mat_variant(mul_mat_kernel(n, d), n, false);
+  const MulMatKernel k = mul_mat_kernel(n, d);
+  if (k != MulMatKernel::kVec) return mul_mat_variant(k, n, false);
+  return mat_vec_shader(n, n.n_src == 3 ? "add" : "");  // src[2]: the tensor added
 }
 
 constexpr int64_t kRowGroup = 64;  // mul_mat.comp's and mul_mat_id.comp's local size
@@ -333,6 +342,15 @@ bool attention_kernel_types(std::span<const DType> types) {
   return attention_types(types) && types[1] != DType::kBF16;
 }
 
+// A GLU node, or one fused with the two products before it (src: gate weights, their input,
+// up weights): mul_mat_vec.comp's GLU variant, a workgroup per row as for the gate product.
+std::string glu_shader(const Node& n, const std::string& glu) {
+  return n.n_src == 3 ? mat_vec_shader(n, glu) : glu;
+}
+Result<uint32_t> encode_glu(const Node& n, const DeviceTraits& d, ParamWriter& w) {
+  return n.n_src == 3 ? encode_mul_mat(n, d, w) : encode_elementwise(n, d, w);
+}
+
 const std::array<VulkanKernel, kOpCount> kKernels = {{
     {rows_then_f32, [](const Node& n, const DeviceTraits&) { return typed("get_rows", n); }, encode_get_rows},
     {rows_then_f32, mul_mat_shader, encode_mul_mat},
@@ -344,14 +362,14 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("mul"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("add"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rope"); }, encode_rope},
-    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("swiglu"); }, encode_elementwise},
+    {all_f32, [](const Node& n, const DeviceTraits&) { return glu_shader(n, "swiglu"); }, encode_glu},
     {attention_kernel_types,
      [](const Node& n, const DeviceTraits&) { return "attention_" + type_suffix(n.src[1].type); },
      encode_attention},
     {copy_types,
      [](const Node& n, const DeviceTraits&) { return typed("copy", n) + "_" + type_suffix(n.dst.type); },
      encode_copy},
-    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("geglu"); }, encode_elementwise},
+    {all_f32, [](const Node& n, const DeviceTraits&) { return glu_shader(n, "geglu"); }, encode_glu},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("scale"); }, encode_scale},
     {all_f32,
      [](const Node& n, const DeviceTraits&) { return std::string(n.n_src == 2 ? "norm_mul" : "norm"); },
@@ -366,6 +384,10 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
 }};
 
 }  // namespace
+
+bool mat_vec_product(const Node& n, const DeviceTraits& d) {
+  return mul_mat_kernel(n, d) == MulMatKernel::kVec;
+}
 
 const VulkanKernel& vulkan_kernel(Op op) {
   PADDOCK_CHECK(op < Op::kCount);

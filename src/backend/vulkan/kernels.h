@@ -58,5 +58,7 @@ struct VulkanKernel {
 };
 
 const VulkanKernel& vulkan_kernel(Op op);
+// Whether a MUL_MAT node runs decode's product, mul_mat_vec.comp.
+bool mat_vec_product(const Node& n, const DeviceTraits& d);
 
 }  // namespace paddock

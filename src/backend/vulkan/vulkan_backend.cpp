@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/graph.h"
 #include "backend/host_exec.h"
+#include "backend/vulkan/fusion.h"
 #include "backend/vulkan/kernels.h"
 #include "backend/vulkan/pipelines.h"
 #include "backend/vulkan/profiler.h"
@@ -19,11 +21,6 @@
 namespace paddock {
 
 namespace {
-
-const uint8_t* host_address(const TensorView& v) {
-  if (v.data != nullptr) return static_cast<const uint8_t*>(v.data);
-  return v.buffer != nullptr && v.buffer->host() != nullptr ? v.buffer->host() + v.offset : nullptr;
-}
 
 // A tensor as a kernel binds it: the buffer, the binding's offset and range, and where the
 // view starts inside the binding.
@@ -40,6 +37,7 @@ struct Bound {
 // come back (not the whole buffer: a 512-token prompt's is tens to hundreds of MB).
 struct Mirror {
   using Range = std::pair<size_t, size_t>;  // [first byte, end)
+  Buffer* copy = nullptr;                   // on the device (VulkanBackend::mirror_buffer)
   std::vector<Range> up;       // read before written
   std::vector<Range> written;  // by the pass's nodes so far
   bool was_written(Range r) const {
@@ -47,66 +45,28 @@ struct Mirror {
   }
 };
 
-// Whether two views share bytes: views of one buffer's storage, or host memory, whose byte
-// ranges meet.
-bool overlaps(const TensorView& a, const TensorView& b) {
-  if (a.buffer != nullptr && b.buffer != nullptr && &a.buffer->storage() == &b.buffer->storage()) {
-    return a.offset < b.offset + b.extent() && b.offset < a.offset + a.extent();
-  }
-  const uint8_t* pa = host_address(a);
-  const uint8_t* pb = host_address(b);
-  return pa != nullptr && pb != nullptr && pa < pb + b.extent() && pb < pa + a.extent();
-}
+// One node as the pass records it.
+struct Dispatch {
+  VkPipeline pipeline;
+  uint32_t base;  // word offset of its parameters
+  uint32_t groups;
+  std::array<Bound, kKernelBindings - 1> bound;  // dst, then the sources
+  size_t sources = 0;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+};
 
-// Whether nodes[i], a norm, and nodes[i + 1], the multiply by its weight row, run as one
-// dispatch (rms_norm.comp's MUL): the multiply reads the norm's output as its first input and
-// a row [n] as its second, and nothing else reads that output, neither a later node (before
-// one writes over it) nor whoever reads the pass's results (unless a later node wrote them).
-bool fuses_norm_and_weight(std::span<const Node> nodes, size_t i, std::span<const TensorView> results) {
-  if (i + 1 >= nodes.size()) return false;
-  const Node& norm = nodes[i];
-  const Node& mul = nodes[i + 1];
-  if ((norm.op != Op::kRmsNorm && norm.op != Op::kNorm) || mul.op != Op::kMul || norm.dst.buffer == nullptr) {
-    return false;
+// A dispatch's descriptor set contents: (buffer, offset, range) of each binding.
+struct SetKey {
+  std::array<uint64_t, 3 * kKernelBindings> words{};
+  bool operator==(const SetKey& o) const { return words == o.words; }
+};
+struct SetKeyHash {
+  size_t operator()(const SetKey& k) const {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
+    for (uint64_t w : k.words) h = (h ^ w) * 1099511628211ull;
+    return static_cast<size_t>(h);
   }
-  const TensorView& x = mul.src[0];
-  const TensorView& w = mul.src[1];
-  if (x.buffer != norm.dst.buffer || x.offset != norm.dst.offset || x.ne != norm.dst.ne ||
-      x.nb != norm.dst.nb || !mul.dst.same_shape(x) || w.ne[0] != x.ne[0] || w.ne[1] != 1 || w.ne[2] != 1 ||
-      w.ne[3] != 1) {
-    return false;
-  }
-  // The norm's bytes that no later node has written over yet, as [first, end) ranges.
-  std::vector<std::pair<size_t, size_t>> live = {{norm.dst.offset, norm.dst.offset + norm.dst.extent()}};
-  const Buffer& storage = norm.dst.buffer->storage();
-  const auto reads_live = [&](const TensorView& v) {
-    if (v.buffer == nullptr || &v.buffer->storage() != &storage) return overlaps(v, norm.dst);
-    return std::any_of(live.begin(), live.end(),
-                       [&](const auto& r) { return v.offset < r.second && r.first < v.offset + v.extent(); });
-  };
-  for (size_t j = i + 2; j < nodes.size() && !live.empty(); ++j) {
-    for (const TensorView& src : nodes[j].inputs()) {
-      if (reads_live(src)) return false;
-    }
-    const TensorView& out = nodes[j].dst;  // a strided output leaves the bytes between its rows
-    if (out.buffer == nullptr || &out.buffer->storage() != &storage || !out.is_contiguous()) continue;
-    std::vector<std::pair<size_t, size_t>> left;  // live minus [out.offset, out.offset + extent)
-    for (const auto& [first, end] : live) {
-      if (first < out.offset) left.emplace_back(first, std::min(end, out.offset));
-      if (end > out.offset + out.extent()) left.emplace_back(std::max(first, out.offset + out.extent()), end);
-    }
-    live = std::move(left);
-  }
-  // A result the multiply or a later node writes (the logits, over the norm's freed bytes)
-  // holds that node's output, not the norm's.
-  const auto written_later = [&](const TensorView& r) {
-    return std::any_of(nodes.begin() + static_cast<std::ptrdiff_t>(i) + 1, nodes.end(), [&](const Node& n) {
-      return n.dst.buffer == r.buffer && n.dst.offset == r.offset && n.dst.ne == r.ne && n.dst.nb == r.nb;
-    });
-  };
-  return std::none_of(results.begin(), results.end(),
-                      [&](const TensorView& r) { return reads_live(r) && !written_later(r); });
-}
+};
 
 class VulkanBackend final : public Backend {
  public:
@@ -145,8 +105,10 @@ class VulkanBackend final : public Backend {
   // The device copy of `n` weight bytes at host address `at`, made on first use.
   Result<Buffer*> weight_copy(const uint8_t* at, size_t n);
   Result<Bound> bind(const TensorView& v, bool written, std::map<const Buffer*, Mirror>& mirrors);
+  Result<Buffer*> mirror_buffer(size_t bytes, const std::map<const Buffer*, Mirror>& mirrors);
   Status ensure_params(size_t bytes);
-  Status ensure_pool(size_t sets);
+  Status assign_sets(std::vector<Dispatch>& dispatches);
+  Status reset_pool(size_t sets);
 
   std::shared_ptr<VulkanContext> ctx_;
   DeviceTraits traits_;
@@ -155,14 +117,22 @@ class VulkanBackend final : public Backend {
   std::string name_;
   std::vector<std::span<const uint8_t>> adopted_;
   std::map<const uint8_t*, std::unique_ptr<Buffer>> weights_;
-  std::map<const Buffer*, std::unique_ptr<Buffer>> mirror_copies_;
+  // Device buffers that mirror host buffers, kept across passes: a pass's host compute
+  // buffer is a new object each pass, but lands in the same device buffer (so kept
+  // descriptor sets still name it).
+  std::vector<std::unique_ptr<Buffer>> mirror_pool_;
   // A pass's parameter words: written by the host into params_, copied at the pass's start
   // into params_device_, which kernels read (device memory: every workgroup reads its words
   // first, and host memory took microseconds a read on a discrete GPU).
   MappedBuffer params_;
   std::unique_ptr<Buffer> params_device_;
+  // Descriptor sets kept across passes, by their bindings: a decode step binds the same
+  // buffer ranges every token, so steady decoding writes no descriptors (some 2 400 writes a
+  // token for an 8B model otherwise). Dropped when the pool fills or a buffer is destroyed.
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   size_t pool_sets_ = 0;
+  std::unordered_map<SetKey, VkDescriptorSet, SetKeyHash> sets_;
+  uint64_t freed_seen_ = 0;
 };
 
 Result<Buffer*> VulkanBackend::weight_copy(const uint8_t* at, size_t n) {
@@ -194,9 +164,8 @@ Result<Bound> VulkanBackend::bind(const TensorView& v, bool written, std::map<co
     size = w->size();
   } else if (storage != nullptr && storage->host() != nullptr) {
     Mirror& m = mirrors[storage];
-    std::unique_ptr<Buffer>& copy = mirror_copies_[storage];
-    if (copy == nullptr || copy->size() < storage->size()) {
-      PADDOCK_ASSIGN(copy, ctx_->alloc(storage->size()));
+    if (m.copy == nullptr) {
+      PADDOCK_ASSIGN(m.copy, mirror_buffer(storage->size(), mirrors));
     }
     const Mirror::Range r{v.offset, v.offset + n};
     if (written) {
@@ -204,16 +173,23 @@ Result<Bound> VulkanBackend::bind(const TensorView& v, bool written, std::map<co
     } else if (!m.was_written(r)) {
       m.up.push_back(r);
     }
-    b.buffer = static_cast<VulkanBuffer*>(copy.get())->handle();
+    b.buffer = static_cast<VulkanBuffer*>(m.copy)->handle();
     base = v.offset;
-    size = copy->size();
+    size = m.copy->size();
   } else {
     return unsupported("vulkan: a tensor in host memory outside any buffer or adopted weights");
   }
+  // Bound from the start of a coarse window where the view fits in the range a binding may
+  // have, else from its aligned offset: views near one another (each token's K/V rows, a
+  // layer's weights) then share bindings, so kept descriptor sets (assign_sets) serve every
+  // token. The view's place in the binding goes to the kernel as `start`.
   const size_t align = std::max<size_t>(ctx_->limits().minStorageBufferOffsetAlignment, 4);
-  b.offset = base / align * align;
+  const size_t max_range = ctx_->limits().maxStorageBufferRange / 4 * 4;
+  const size_t window = std::max(align, std::min<size_t>(max_range / 4, size_t{256} << 20) / align * align);
+  b.offset = base / window * window;
+  if (base - b.offset + n > std::min(max_range, size - b.offset)) b.offset = base / align * align;
   b.start = static_cast<uint32_t>(base - b.offset);
-  b.range = std::min<size_t>((size - b.offset + 3) / 4 * 4, ctx_->limits().maxStorageBufferRange / 4 * 4);
+  b.range = std::min<size_t>((size - b.offset + 3) / 4 * 4, max_range);
   b.bytes = n;
   if (b.start + n > b.range) {
     return unsupported("vulkan: a tensor of " + std::to_string(n >> 20) + " MiB exceeds the " +
@@ -221,6 +197,25 @@ Result<Bound> VulkanBackend::bind(const TensorView& v, bool written, std::map<co
                        " MiB a kernel can address on " + ctx_->info().name);
   }
   return b;
+}
+
+// A device buffer of at least `bytes` that no other host buffer of the pass (`mirrors`)
+// takes: the smallest kept one that fits, else a new one, replacing free ones too small.
+Result<Buffer*> VulkanBackend::mirror_buffer(size_t bytes, const std::map<const Buffer*, Mirror>& mirrors) {
+  const auto taken = [&](const Buffer* b) {
+    return std::any_of(mirrors.begin(), mirrors.end(), [&](const auto& m) { return m.second.copy == b; });
+  };
+  Buffer* best = nullptr;
+  for (const std::unique_ptr<Buffer>& b : mirror_pool_) {
+    if (!taken(b.get()) && b->size() >= bytes && (best == nullptr || b->size() < best->size()))
+      best = b.get();
+  }
+  if (best != nullptr) return best;
+  std::erase_if(mirror_pool_,
+                [&](const std::unique_ptr<Buffer>& b) { return !taken(b.get()) && b->size() < bytes; });
+  PADDOCK_ASSIGN(std::unique_ptr<Buffer> fresh, ctx_->alloc(bytes));
+  mirror_pool_.push_back(std::move(fresh));
+  return mirror_pool_.back().get();
 }
 
 Status VulkanBackend::ensure_params(size_t bytes) {
@@ -232,13 +227,16 @@ Status VulkanBackend::ensure_params(size_t bytes) {
   return Status::ok();
 }
 
-Status VulkanBackend::ensure_pool(size_t sets) {
+// Empties the pool (and the kept sets), grown to hold at least `sets`.
+Status VulkanBackend::reset_pool(size_t sets) {
+  sets_.clear();
+  freed_seen_ = ctx_->buffers_freed();
   if (pool_ != VK_NULL_HANDLE && pool_sets_ >= sets) {
     vkResetDescriptorPool(ctx_->device_handle(), pool_, 0);
     return Status::ok();
   }
   if (pool_ != VK_NULL_HANDLE) vkDestroyDescriptorPool(ctx_->device_handle(), pool_, nullptr);
-  pool_sets_ = std::max<size_t>(sets * 2, 64);
+  pool_sets_ = std::max<size_t>(sets * 2, 4096);
   const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                   static_cast<uint32_t>(pool_sets_ * kKernelBindings)};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -252,15 +250,64 @@ Status VulkanBackend::ensure_pool(size_t sets) {
   return Status::ok();
 }
 
-// One node as the pass records it.
-struct Dispatch {
-  VkPipeline pipeline;
-  uint32_t base;  // word offset of its parameters
-  uint32_t groups;
-  std::array<Bound, kKernelBindings - 1> bound;  // dst, then the sources
-  size_t sources = 0;
-  VkDescriptorSet set = VK_NULL_HANDLE;
-};
+// Gives each dispatch its descriptor set: a kept one with the same bindings, else a new one,
+// written now and kept.
+Status VulkanBackend::assign_sets(std::vector<Dispatch>& dispatches) {
+  const VkBuffer params = static_cast<VulkanBuffer*>(params_device_.get())->handle();
+  std::vector<SetKey> keys(dispatches.size());
+  for (size_t i = 0; i < dispatches.size(); ++i) {
+    std::array<uint64_t, 3 * kKernelBindings>& w = keys[i].words;
+    w[0] = reinterpret_cast<uint64_t>(params);
+    w[2] = VK_WHOLE_SIZE;
+    for (size_t b = 0; b + 1 < kKernelBindings; ++b) {
+      const Bound& bd = dispatches[i].bound[b];
+      w[3 * b + 3] = reinterpret_cast<uint64_t>(bd.buffer);
+      w[3 * b + 4] = bd.offset;
+      w[3 * b + 5] = bd.range;
+    }
+  }
+  if (pool_ == VK_NULL_HANDLE || ctx_->buffers_freed() != freed_seen_ ||
+      sets_.size() + keys.size() > pool_sets_) {
+    PADDOCK_TRY(reset_pool(keys.size()));
+  }
+  std::vector<size_t> fresh;  // dispatches whose bindings no kept set has, each key once
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const auto [it, added] = sets_.try_emplace(keys[i], VK_NULL_HANDLE);
+    if (added) fresh.push_back(i);
+  }
+  if (!fresh.empty()) {
+    std::vector<VkDescriptorSetLayout> layouts(fresh.size(), pipelines_.set_layout());
+    std::vector<VkDescriptorSet> made(fresh.size());
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = pool_;
+    ai.descriptorSetCount = static_cast<uint32_t>(made.size());
+    ai.pSetLayouts = layouts.data();
+    if (vkAllocateDescriptorSets(ctx_->device_handle(), &ai, made.data()) != VK_SUCCESS) {
+      PADDOCK_TRY(reset_pool(0));  // drops this pass's unwritten entries too
+      return internal_error("vulkan: allocating descriptor sets failed");
+    }
+    std::vector<VkDescriptorBufferInfo> infos(fresh.size() * kKernelBindings);
+    std::vector<VkWriteDescriptorSet> writes(infos.size());
+    for (size_t f = 0; f < fresh.size(); ++f) {
+      const std::array<uint64_t, 3 * kKernelBindings>& w = keys[fresh[f]].words;
+      sets_[keys[fresh[f]]] = made[f];
+      for (uint32_t b = 0; b < kKernelBindings; ++b) {
+        infos[f * kKernelBindings + b] = {reinterpret_cast<VkBuffer>(w[3 * b]), w[3 * b + 1], w[3 * b + 2]};
+        VkWriteDescriptorSet& wr = writes[f * kKernelBindings + b];
+        wr = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        wr.dstSet = made[f];
+        wr.dstBinding = b;
+        wr.descriptorCount = 1;
+        wr.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        wr.pBufferInfo = &infos[f * kKernelBindings + b];
+      }
+    }
+    vkUpdateDescriptorSets(ctx_->device_handle(), static_cast<uint32_t>(writes.size()), writes.data(), 0,
+                           nullptr);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) dispatches[i].set = sets_.at(keys[i]);
+  return Status::ok();
+}
 
 // The bytes of device buffers that the dispatches recorded since the last barrier read and
 // write. A dispatch needs a barrier before it only when it reads what they write or writes
@@ -303,24 +350,26 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   PADDOCK_TRY(check_supported(*this, nodes));
   std::map<const Buffer*, Mirror> mirrors;
   std::vector<Dispatch> dispatches;
-  std::vector<std::string> kernels;  // each dispatch's shader
+  std::vector<std::string> kernels;  // each dispatch's shader (profiled: and weight shape)
   ParamWriter words;
   Node fused;
   for (size_t at = 0; at < nodes.size(); ++at) {
     const Node* node = &nodes[at];
-    if (!after && fuses_norm_and_weight(nodes, at, results)) {  // tensor dumps read every node
-      fused = nodes[at];
-      fused.src[1] = nodes[at + 1].src[1];
-      fused.n_src = 2;
-      fused.dst = nodes[at + 1].dst;
+    const size_t count =
+        after ? 1 : fused_nodes(nodes, at, results, traits_, fused);  // dumps read every node
+    if (count > 1) {
       node = &fused;
-      ++at;
+      at += count - 1;
     }
     const Node& n = *node;
     const VulkanKernel& k = vulkan_kernel(n.op);
     Dispatch d;
     kernels.push_back(k.shader(n, traits_));
     PADDOCK_ASSIGN(d.pipeline, pipelines_.get(kernels.back()));
+    if (profiler_.enabled() &&
+        kernels.back().starts_with("mul_m")) {  // products: time each weight shape apart
+      kernels.back() += " " + std::to_string(n.src[0].ne[0]) + "x" + std::to_string(n.src[0].ne[1]);
+    }
     for (int i = 0; i < n.n_src; ++i) {  // sources first: an in-place node reads before it writes
       PADDOCK_ASSIGN(d.bound[static_cast<size_t>(i) + 1], bind(n.src[static_cast<size_t>(i)], false, mirrors));
     }
@@ -336,36 +385,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   if (dispatches.empty()) return Status::ok();
   PADDOCK_TRY(ensure_params(words.bytes()));
   std::memcpy(params_.data, words.data(), words.bytes());
-  PADDOCK_TRY(ensure_pool(dispatches.size()));
-
-  std::vector<VkDescriptorSetLayout> layouts(dispatches.size(), pipelines_.set_layout());
-  std::vector<VkDescriptorSet> sets(dispatches.size());
-  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  ai.descriptorPool = pool_;
-  ai.descriptorSetCount = static_cast<uint32_t>(sets.size());
-  ai.pSetLayouts = layouts.data();
-  if (vkAllocateDescriptorSets(ctx_->device_handle(), &ai, sets.data()) != VK_SUCCESS) {
-    return internal_error("vulkan: allocating descriptor sets failed");
-  }
-  std::vector<VkDescriptorBufferInfo> infos(dispatches.size() * kKernelBindings);
-  std::vector<VkWriteDescriptorSet> writes(infos.size());
-  for (size_t i = 0; i < dispatches.size(); ++i) {
-    dispatches[i].set = sets[i];
-    infos[i * kKernelBindings] = {static_cast<VulkanBuffer*>(params_device_.get())->handle(), 0, VK_WHOLE_SIZE};
-    for (size_t b = 0; b + 1 < kKernelBindings; ++b) {
-      const Bound& bd = dispatches[i].bound[b];
-      infos[i * kKernelBindings + b + 1] = {bd.buffer, bd.offset, bd.range};
-    }
-    for (uint32_t b = 0; b < kKernelBindings; ++b) {
-      VkWriteDescriptorSet& w = writes[i * kKernelBindings + b];
-      w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-      w.dstSet = sets[i];
-      w.dstBinding = b;
-      w.descriptorCount = 1;
-      w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      w.pBufferInfo = &infos[i * kKernelBindings + b];
-    }
-  }
+  PADDOCK_TRY(assign_sets(dispatches));
 
   for (auto& [host, m] : mirrors) {
     std::sort(m.up.begin(), m.up.end());
@@ -374,7 +394,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
       for (++i; i < m.up.size() && m.up[i].first <= r.second; ++i) r.second = std::max(r.second, m.up[i].second);
       std::vector<uint8_t> bytes(r.second - r.first);
       host->get(r.first, bytes);
-      mirror_copies_[host]->set(r.first, bytes);
+      m.copy->set(r.first, bytes);
     }
   }
   const auto barrier = [](VkCommandBuffer cmd) {
@@ -390,10 +410,8 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   // node by node) and after the pass's last, before the host or a copy reads its results.
   Hazards hazards;
   const bool each_alone = profiler_.enabled() || static_cast<bool>(after);
-  // Dispatches [from, to): their descriptor sets written, then their commands.
+  // Dispatches [from, to): their commands.
   const auto record = [&](VkCommandBuffer cmd, size_t from, size_t to) {
-    vkUpdateDescriptorSets(ctx_->device_handle(), static_cast<uint32_t>((to - from) * kKernelBindings),
-                           writes.data() + from * kKernelBindings, 0, nullptr);
     if (from == 0) {  // the pass's words onto the device before its first kernel
       const VkBufferCopy region{0, 0, words.bytes()};
       vkCmdCopyBuffer(cmd, params_.buffer, static_cast<VulkanBuffer*>(params_device_.get())->handle(), 1, &region);
@@ -430,7 +448,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     const Mirror::Range r{v.offset, v.offset + v.extent()};
     if (it == mirrors.end() || !it->second.was_written(r)) return;
     std::vector<uint8_t> bytes(r.second - r.first);
-    mirror_copies_[it->first]->get(r.first, bytes);
+    it->second.copy->get(r.first, bytes);
     const_cast<Buffer*>(it->first)->set(r.first, bytes);
   };
   if (!after) {

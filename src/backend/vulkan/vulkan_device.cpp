@@ -307,6 +307,7 @@ Result<MappedBuffer> VulkanContext::alloc_mapped(size_t bytes) {
 }
 
 void VulkanContext::release(MappedBuffer& b) {
+  if (b.buffer != VK_NULL_HANDLE) note_buffer_freed();
   if (b.buffer != VK_NULL_HANDLE) vkDestroyBuffer(device_, b.buffer, nullptr);
   if (b.memory != VK_NULL_HANDLE) vkFreeMemory(device_, b.memory, nullptr);
   b = MappedBuffer{};
@@ -395,6 +396,7 @@ VulkanBuffer::VulkanBuffer(std::shared_ptr<VulkanContext> ctx, VkBuffer buffer, 
     : ctx_(std::move(ctx)), buffer_(buffer), memory_(memory), size_(size) {}
 
 VulkanBuffer::~VulkanBuffer() {
+  ctx_->note_buffer_freed();
   vkDestroyBuffer(ctx_->device_handle(), buffer_, nullptr);
   vkFreeMemory(ctx_->device_handle(), memory_, nullptr);
 }

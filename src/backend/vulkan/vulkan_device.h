@@ -10,6 +10,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -91,6 +92,10 @@ class VulkanContext : public std::enable_shared_from_this<VulkanContext>, public
   // Bytes between a device buffer and host memory through the staging buffer.
   void upload(VkBuffer dst, size_t offset, std::span<const uint8_t> bytes) const;
   void download(VkBuffer src, size_t offset, std::span<uint8_t> bytes) const;
+  // How many buffers were destroyed so far: a descriptor kept across passes is valid only
+  // while none was, since a new buffer may take a destroyed one's handle.
+  uint64_t buffers_freed() const { return buffers_freed_.load(std::memory_order_relaxed); }
+  void note_buffer_freed() { buffers_freed_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   friend Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector);
@@ -114,6 +119,7 @@ class VulkanContext : public std::enable_shared_from_this<VulkanContext>, public
   uint32_t local_heap_ = 0;
   mutable std::recursive_mutex mu_;
   mutable MappedBuffer staging_;
+  std::atomic<uint64_t> buffers_freed_{0};
 };
 
 // Opens the device `selector` names (an index into list_vulkan_devices(), or a substring of

@@ -5,22 +5,7 @@
 #include "common.glsl"
 layout(local_size_x = 256) in;
 
-float act(float g) {
-#if defined(GELU)
-  return gelu_ggml(g);
-#else
-  return g / (1.0 + exp(-g));
-#endif
-}
-
-float glu(float g, float u) {
-#if defined(OAI)
-  const float alpha = pf(0), limit = pf(1), x = min(g, limit);
-  return x / (1.0 + exp(alpha * -x)) * (clamp(u, -limit, limit) + 1.0);
-#else
-  return act(g) * u;
-#endif
-}
+#include "glu.glsl"
 
 void main() {
   const uint n0 = t_ne(T_DST, 0), n1 = t_ne(T_DST, 1), n2 = t_ne(T_DST, 2);
