@@ -43,6 +43,14 @@ if(TARGET paddock_backend_vulkan AND NOT PADDOCK_SANITIZE)
       _pd_golden_test(golden_vulkan_${_pd_model} ${_pd_model} ${_pd_mode} golden "PADDOCK_VULKAN_DEVICE=${_pd_vulkan_device}")
     endif()
   endforeach()
+  # The kernels, fusions and splits a GPU gets (PADDOCK_VULKAN_TUNING=gpu), end to end on the
+  # same device: llama (stories), the K-quant products, gemma3's rings and GeGLU.
+  foreach(_pd_model stories260K tiny-zoo-q4_k_m tiny-gemma3-q4_k_m)
+    if(EXISTS ${PADDOCK_FIXTURES_DIR}/golden/${_pd_model}.logits.jsonl)
+      _pd_golden_test(golden_vulkan_gpu_tuned_${_pd_model} ${_pd_model} vulkan golden
+                      "PADDOCK_VULKAN_DEVICE=${_pd_vulkan_device}" "PADDOCK_VULKAN_TUNING=gpu")
+    endif()
+  endforeach()
 endif()
 if(NOT _pd_golden_files)
   add_test(NAME golden_models COMMAND ${_pd_golden_script} $<TARGET_FILE:paddock> ${PADDOCK_FIXTURES_DIR} none)

@@ -58,6 +58,17 @@ uint32_t ParamWriter::shared_table(const std::string& key,
   return rel;
 }
 
+std::optional<uint32_t> ParamWriter::scratch_counters(uint32_t n) {
+  if (n > kScratchCounters - counters_used_) return std::nullopt;
+  counters_used_ += n;
+  return counters_used_ - n;
+}
+
+uint32_t ParamWriter::scratch_words(uint32_t n) {
+  scratch_used_ += n;
+  return kScratchCounters + scratch_used_ - n;
+}
+
 namespace {
 
 // The types with a dequantizing reader in shaders/types.glsl.
@@ -305,7 +316,23 @@ uint32_t shared_ids(ParamWriter& w, std::span<const int32_t> ids) {
   return w.shared_table(key, [&] { return std::vector<uint32_t>(ids.begin(), ids.end()); });
 }
 
-Result<uint32_t> encode_attention(const Node& n, const DeviceTraits&, ParamWriter& w) {
+// Workgroups per (head, token) for attention.comp: on a GPU, when heads x tokens are too few
+// to fill it (decode), enough to come near kFill in all, at most one per 64-cell chunk and
+// kMaxSplits; else 1. The partials need scratch counters; without them, 1.
+uint32_t attention_splits(const Node& n, const DeviceTraits& d, ParamWriter& w, uint32_t& counters,
+                          uint32_t& partials) {
+  constexpr int64_t kFill = 512, kMaxSplits = 32, kChunk = 64;  // attention.comp WG
+  const int64_t rows = n.src[0].ne[1] * n.src[0].ne[2], chunks = (n.src[1].ne[2] + kChunk - 1) / kChunk;
+  if (d.cpu || rows >= kFill || chunks < 2) return 1;
+  const auto splits = static_cast<uint32_t>(std::min({chunks, (kFill + rows - 1) / rows, kMaxSplits}));
+  const std::optional<uint32_t> first = w.scratch_counters(static_cast<uint32_t>(rows));
+  if (!first) return 1;
+  counters = *first;
+  partials = w.scratch_words(static_cast<uint32_t>(rows * splits * (n.src[2].ne[0] + 2)));
+  return splits;
+}
+
+Result<uint32_t> encode_attention(const Node& n, const DeviceTraits& d, ParamWriter& w) {
   constexpr int64_t kMaxHeadDim = 256;  // shaders/attention.comp MAX_D
   if (n.src[0].ne[0] > kMaxHeadDim || n.src[2].ne[0] > kMaxHeadDim) {
     return unsupported("vulkan: attention over heads of more than 256 dims");
@@ -330,7 +357,12 @@ Result<uint32_t> encode_attention(const Node& n, const DeviceTraits&, ParamWrite
       return cells;
     }));
   }
-  return static_cast<uint32_t>(n.src[0].ne[1] * n.src[0].ne[2]);
+  uint32_t counters = 0, partials = 0;
+  const uint32_t splits = attention_splits(n, d, w, counters, partials);
+  w.op(8, splits);
+  w.op(9, counters);
+  w.op(10, partials);
+  return static_cast<uint32_t>(n.src[0].ne[1] * n.src[0].ne[2] * splits);
 }
 
 Result<uint32_t> encode_copy(const Node& n, const DeviceTraits&, ParamWriter&) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,7 +22,10 @@ namespace paddock {
 class ParamWriter {
  public:
   static constexpr uint32_t kTensorWords = 45;  // 5 tensors x (offset, ne[4], nb[4])
-  static constexpr uint32_t kOpWords = 8;
+  static constexpr uint32_t kOpWords = 11;
+  // The scratch binding's first words: counters, 0 between dispatches (a kernel that counts
+  // sets its counters back); its other words are the pass's working memory.
+  static constexpr uint32_t kScratchCounters = 1 << 14;
 
   // Starts n's block: its tensors, each at `starts[i]` bytes into its binding. Returns the
   // block's first word.
@@ -34,13 +38,23 @@ class ParamWriter {
   // A table appended earlier in this pass, found by key, else made with `make` and kept.
   uint32_t shared_table(const std::string& key, const std::function<std::vector<uint32_t>()>& make);
 
+  // n counters of the scratch binding, for this node alone in its pass: the first one's word,
+  // or nothing when the pass has used up kScratchCounters.
+  std::optional<uint32_t> scratch_counters(uint32_t n);
+  // n words of the scratch binding after the counters, for this node alone in its pass.
+  uint32_t scratch_words(uint32_t n);
+
   const uint32_t* data() const { return words_.data(); }
   size_t bytes() const { return words_.size() * sizeof(uint32_t); }
+  // The scratch binding's size the pass needs.
+  size_t scratch_bytes() const { return (size_t{kScratchCounters} + scratch_used_) * sizeof(uint32_t); }
 
  private:
   std::vector<uint32_t> words_;
   std::vector<std::pair<std::string, uint32_t>> shared_;
   uint32_t base_ = 0;
+  uint32_t counters_used_ = 0;
+  uint32_t scratch_used_ = 0;
 };
 
 // What kernels tune to: a CPU implementation (lavapipe) runs each workgroup's invocations as

@@ -15,12 +15,12 @@ Pipelines::~Pipelines() {
 }
 
 Status Pipelines::init() {
-  std::array<VkDescriptorSetLayoutBinding, kKernelBindings> bindings{};
-  for (uint32_t i = 0; i < kKernelBindings; ++i) {
+  std::array<VkDescriptorSetLayoutBinding, kSetBindings> bindings{};
+  for (uint32_t i = 0; i < kSetBindings; ++i) {
     bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   }
   VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  dci.bindingCount = kKernelBindings;
+  dci.bindingCount = kSetBindings;
   dci.pBindings = bindings.data();
   if (vkCreateDescriptorSetLayout(device_, &dci, nullptr, &set_layout_) != VK_SUCCESS) {
     return internal_error("vulkan: creating the descriptor set layout failed");

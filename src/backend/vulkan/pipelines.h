@@ -1,7 +1,8 @@
 // Compute pipelines of a Vulkan device, built on first use from shader_spirv() and kept for
 // the device's life. Every kernel has one layout: binding 0 = the pass's parameter words,
-// bindings 1..5 = dst and src0..src3 as storage buffers; one push constant, the word where
-// the node's parameters start (shaders/common.glsl).
+// bindings 1..5 = dst and src0..src3 as storage buffers, binding 6 = the backend's scratch
+// buffer (kernels.h ParamWriter::scratch_counters); one push constant, the word where the
+// node's parameters start (shaders/common.glsl).
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -15,7 +16,9 @@
 
 namespace paddock {
 
-inline constexpr uint32_t kKernelBindings = 6;
+inline constexpr uint32_t kKernelBindings = 6;  // the parameters and the node's tensors
+inline constexpr uint32_t kScratchBinding = 6;
+inline constexpr uint32_t kSetBindings = 7;
 
 class Pipelines {
  public:

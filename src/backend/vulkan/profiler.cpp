@@ -17,8 +17,10 @@ KernelProfiler::~KernelProfiler() {
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
   double gpu = 0;
   for (const auto& r : rows) gpu += r.second.ms;
-  std::fprintf(stderr, "vulkan profile: %llu passes, host %.1f ms (preparing and recording %.1f ms), GPU kernels %.1f ms\n",
-               static_cast<unsigned long long>(passes_), host_ms_, record_ms_, gpu);
+  std::fprintf(stderr,
+               "vulkan profile: %llu passes, host %.1f ms in them (preparing %.1f ms before the first "
+               "submission, recording done at %.1f ms) and %.1f ms between them, GPU kernels %.1f ms\n",
+               static_cast<unsigned long long>(passes_), host_ms_, prepare_ms_, record_ms_, between_ms_, gpu);
   for (const auto& [name, t] : rows) {
     std::fprintf(stderr, "  %-24s %10.2f ms %5.1f%% %8llu calls %9.1f us/call\n", name.c_str(), t.ms,
                  100 * t.ms / std::max(gpu, 1e-9), static_cast<unsigned long long>(t.calls),
@@ -46,8 +48,15 @@ void KernelProfiler::stamp(VkCommandBuffer cmd, uint32_t i) {
   if (enabled_) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool_, i);
 }
 
-void KernelProfiler::collect(std::span<const std::string> names, double host_seconds, double record_seconds) {
+void KernelProfiler::collect(std::span<const std::string> names, Clock::time_point start,
+                             Clock::time_point prepared, Clock::time_point recorded) {
   if (!enabled_) return;
+  const Clock::time_point end = Clock::now();
+  const auto ms = [](Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+  };
+  if (passes_ > 0 && ms(last_end_, start) < 1000) between_ms_ += ms(last_end_, start);
+  last_end_ = end;
   const auto n = static_cast<uint32_t>(names.size());
   std::vector<uint64_t> ticks(n + 1);
   if (vkGetQueryPoolResults(ctx_.device_handle(), pool_, 0, n + 1, ticks.size() * sizeof(uint64_t), ticks.data(),
@@ -60,8 +69,9 @@ void KernelProfiler::collect(std::span<const std::string> names, double host_sec
     t.ms += static_cast<double>(ticks[i + 1] - ticks[i]) * ms_per_tick;
     ++t.calls;
   }
-  host_ms_ += host_seconds * 1000;
-  record_ms_ += record_seconds * 1000;
+  host_ms_ += ms(start, end);
+  prepare_ms_ += ms(start, prepared);
+  record_ms_ += ms(start, recorded);
   ++passes_;
 }
 

@@ -5,6 +5,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <chrono>
 #include <map>
 #include <span>
 #include <string>
@@ -25,9 +26,12 @@ class KernelProfiler {
   void begin(VkCommandBuffer cmd, uint32_t n);
   // Stamp i: before dispatch i (i = n: after the last).
   void stamp(VkCommandBuffer cmd, uint32_t i);
-  // After the submission finished: dispatch i ran kernel names[i]; the pass took
-  // host_seconds, of which record_seconds went to preparing and recording it.
-  void collect(std::span<const std::string> names, double host_seconds, double record_seconds);
+  using Clock = std::chrono::steady_clock;
+  // After the submission finished: dispatch i ran kernel names[i]; the pass began at `start`,
+  // submitted its first part at `prepared` (the device idle until then) and finished
+  // recording at `recorded`.
+  void collect(std::span<const std::string> names, Clock::time_point start, Clock::time_point prepared,
+               Clock::time_point recorded);
 
  private:
   VulkanContext& ctx_;
@@ -40,7 +44,12 @@ class KernelProfiler {
   };
   std::map<std::string, Total> totals_;
   double host_ms_ = 0;
+  double prepare_ms_ = 0;
   double record_ms_ = 0;
+  // Between one pass's end and the next one's start (the caller's graph building, sampling,
+  // reading results): gaps under a second, so idle time does not count.
+  double between_ms_ = 0;
+  Clock::time_point last_end_{};
   uint64_t passes_ = 0;
 };
 

@@ -57,7 +57,7 @@ struct Dispatch {
 
 // A dispatch's descriptor set contents: (buffer, offset, range) of each binding.
 struct SetKey {
-  std::array<uint64_t, 3 * kKernelBindings> words{};
+  std::array<uint64_t, 3 * kSetBindings> words{};
   bool operator==(const SetKey& o) const { return words == o.words; }
 };
 struct SetKeyHash {
@@ -107,6 +107,7 @@ class VulkanBackend final : public Backend {
   Result<Bound> bind(const TensorView& v, bool written, std::map<const Buffer*, Mirror>& mirrors);
   Result<Buffer*> mirror_buffer(size_t bytes, const std::map<const Buffer*, Mirror>& mirrors);
   Status ensure_params(size_t bytes);
+  Status ensure_scratch(size_t bytes);
   Status assign_sets(std::vector<Dispatch>& dispatches);
   Status reset_pool(size_t sets);
 
@@ -126,6 +127,8 @@ class VulkanBackend final : public Backend {
   // first, and host memory took microseconds a read on a discrete GPU).
   MappedBuffer params_;
   std::unique_ptr<Buffer> params_device_;
+  // Kernels' working memory within a pass (ParamWriter::scratch_counters), zeroed when made.
+  std::unique_ptr<Buffer> scratch_;
   // Descriptor sets kept across passes, by their bindings: a decode step binds the same
   // buffer ranges every token, so steady decoding writes no descriptors (some 2 400 writes a
   // token for an 8B model otherwise). Dropped when the pool fills or a buffer is destroyed.
@@ -227,6 +230,14 @@ Status VulkanBackend::ensure_params(size_t bytes) {
   return Status::ok();
 }
 
+Status VulkanBackend::ensure_scratch(size_t bytes) {
+  if (scratch_ != nullptr && scratch_->size() >= bytes) return Status::ok();
+  scratch_.reset();
+  PADDOCK_ASSIGN(scratch_, ctx_->alloc(std::max(bytes + bytes / 2, size_t{1} << 20)));
+  scratch_->clear();  // the counters start at 0
+  return Status::ok();
+}
+
 // Empties the pool (and the kept sets), grown to hold at least `sets`.
 Status VulkanBackend::reset_pool(size_t sets) {
   sets_.clear();
@@ -238,7 +249,7 @@ Status VulkanBackend::reset_pool(size_t sets) {
   if (pool_ != VK_NULL_HANDLE) vkDestroyDescriptorPool(ctx_->device_handle(), pool_, nullptr);
   pool_sets_ = std::max<size_t>(sets * 2, 4096);
   const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                  static_cast<uint32_t>(pool_sets_ * kKernelBindings)};
+                                  static_cast<uint32_t>(pool_sets_ * kSetBindings)};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pci.maxSets = static_cast<uint32_t>(pool_sets_);
   pci.poolSizeCount = 1;
@@ -254,9 +265,10 @@ Status VulkanBackend::reset_pool(size_t sets) {
 // written now and kept.
 Status VulkanBackend::assign_sets(std::vector<Dispatch>& dispatches) {
   const VkBuffer params = static_cast<VulkanBuffer*>(params_device_.get())->handle();
+  const VkBuffer scratch = static_cast<VulkanBuffer*>(scratch_.get())->handle();
   std::vector<SetKey> keys(dispatches.size());
   for (size_t i = 0; i < dispatches.size(); ++i) {
-    std::array<uint64_t, 3 * kKernelBindings>& w = keys[i].words;
+    std::array<uint64_t, 3 * kSetBindings>& w = keys[i].words;
     w[0] = reinterpret_cast<uint64_t>(params);
     w[2] = VK_WHOLE_SIZE;
     for (size_t b = 0; b + 1 < kKernelBindings; ++b) {
@@ -265,6 +277,8 @@ Status VulkanBackend::assign_sets(std::vector<Dispatch>& dispatches) {
       w[3 * b + 4] = bd.offset;
       w[3 * b + 5] = bd.range;
     }
+    w[3 * kScratchBinding] = reinterpret_cast<uint64_t>(scratch);
+    w[3 * kScratchBinding + 2] = VK_WHOLE_SIZE;
   }
   if (pool_ == VK_NULL_HANDLE || ctx_->buffers_freed() != freed_seen_ ||
       sets_.size() + keys.size() > pool_sets_) {
@@ -286,20 +300,20 @@ Status VulkanBackend::assign_sets(std::vector<Dispatch>& dispatches) {
       PADDOCK_TRY(reset_pool(0));  // drops this pass's unwritten entries too
       return internal_error("vulkan: allocating descriptor sets failed");
     }
-    std::vector<VkDescriptorBufferInfo> infos(fresh.size() * kKernelBindings);
+    std::vector<VkDescriptorBufferInfo> infos(fresh.size() * kSetBindings);
     std::vector<VkWriteDescriptorSet> writes(infos.size());
     for (size_t f = 0; f < fresh.size(); ++f) {
-      const std::array<uint64_t, 3 * kKernelBindings>& w = keys[fresh[f]].words;
+      const std::array<uint64_t, 3 * kSetBindings>& w = keys[fresh[f]].words;
       sets_[keys[fresh[f]]] = made[f];
-      for (uint32_t b = 0; b < kKernelBindings; ++b) {
-        infos[f * kKernelBindings + b] = {reinterpret_cast<VkBuffer>(w[3 * b]), w[3 * b + 1], w[3 * b + 2]};
-        VkWriteDescriptorSet& wr = writes[f * kKernelBindings + b];
+      for (uint32_t b = 0; b < kSetBindings; ++b) {
+        infos[f * kSetBindings + b] = {reinterpret_cast<VkBuffer>(w[3 * b]), w[3 * b + 1], w[3 * b + 2]};
+        VkWriteDescriptorSet& wr = writes[f * kSetBindings + b];
         wr = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         wr.dstSet = made[f];
         wr.dstBinding = b;
         wr.descriptorCount = 1;
         wr.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        wr.pBufferInfo = &infos[f * kKernelBindings + b];
+        wr.pBufferInfo = &infos[f * kSetBindings + b];
       }
     }
     vkUpdateDescriptorSets(ctx_->device_handle(), static_cast<uint32_t>(writes.size()), writes.data(), 0,
@@ -384,6 +398,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   }
   if (dispatches.empty()) return Status::ok();
   PADDOCK_TRY(ensure_params(words.bytes()));
+  PADDOCK_TRY(ensure_scratch(words.scratch_bytes()));
   std::memcpy(params_.data, words.data(), words.bytes());
   PADDOCK_TRY(assign_sets(dispatches));
 
@@ -459,6 +474,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
       end = std::min(dispatches.size(), end + size);
       ends.push_back(end);
     }
+    const auto prepared = std::chrono::steady_clock::now();
     std::chrono::steady_clock::time_point recorded;
     PADDOCK_TRY(ctx_->submit_parts(ends.size(), [&](VkCommandBuffer cmd, size_t part) {
       if (part == 0) profiler_.begin(cmd, static_cast<uint32_t>(dispatches.size()));
@@ -466,10 +482,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
       recorded = std::chrono::steady_clock::now();
     }));
     for (const TensorView& r : results) copy_back(r);
-    if (profiler_.enabled()) {
-      const auto seconds = [&](auto to) { return std::chrono::duration<double>(to - start).count(); };
-      profiler_.collect(kernels, seconds(std::chrono::steady_clock::now()), seconds(recorded));
-    }
+    profiler_.collect(kernels, start, prepared, recorded);
     return Status::ok();
   }
   for (size_t i = 0; i < dispatches.size(); ++i) {  // tensor dumps read each output as it is written
@@ -488,7 +501,10 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
 Result<std::unique_ptr<Backend>> make_vulkan_backend(const std::string& selector, bool gpu_tuning) {
   PADDOCK_ASSIGN(std::shared_ptr<VulkanContext> ctx,
                  open_vulkan(selector.empty() ? env_get_or("VULKAN_DEVICE", "") : selector));
-  const DeviceTraits traits{.cpu = ctx->info().is_cpu && !gpu_tuning};
+  // PADDOCK_VULKAN_TUNING=gpu: a CPU device (lavapipe) runs the GPU kernels and fusions, as
+  // golden tests check end to end.
+  const bool tuned_for_gpu = gpu_tuning || env_get_or("VULKAN_TUNING", "") == "gpu";
+  const DeviceTraits traits{.cpu = ctx->info().is_cpu && !tuned_for_gpu};
   auto be = std::make_unique<VulkanBackend>(std::move(ctx), traits);
   PADDOCK_TRY(be->init());
   return std::unique_ptr<Backend>(std::move(be));

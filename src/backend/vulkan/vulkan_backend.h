@@ -20,7 +20,8 @@ namespace paddock {
 
 // The device `selector` names (vulkan_device.h open_vulkan: an index or part of a name;
 // empty: PADDOCK_VULKAN_DEVICE, else the first GPU). kNotFound / kUnsupported say why none.
-// gpu_tuning: shape work as for a GPU even on a CPU device (tests run both tunings on lavapipe).
+// gpu_tuning (or PADDOCK_VULKAN_TUNING=gpu): shape work as for a GPU even on a CPU device
+// (tests run both tunings on lavapipe).
 Result<std::unique_ptr<Backend>> make_vulkan_backend(const std::string& selector, bool gpu_tuning = false);
 
 }  // namespace paddock

@@ -1,0 +1,71 @@
+#include "backend/vulkan/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace paddock {
+namespace {
+
+// ParamWriter's words for a node start at its block; op word i is kTensorWords + i in.
+uint32_t op_word(const ParamWriter& w, uint32_t base, uint32_t i) {
+  return w.data()[base + ParamWriter::kTensorWords + i];
+}
+
+TEST(VulkanParamWriter, ScratchCountersAndWordsAreEachNodesOwn) {
+  ParamWriter w;
+  EXPECT_EQ(w.scratch_bytes(), ParamWriter::kScratchCounters * sizeof(uint32_t));
+  EXPECT_EQ(w.scratch_counters(32), 0u);
+  EXPECT_EQ(w.scratch_counters(8), 32u);
+  EXPECT_EQ(w.scratch_words(100), ParamWriter::kScratchCounters);
+  EXPECT_EQ(w.scratch_words(4), ParamWriter::kScratchCounters + 100);
+  EXPECT_EQ(w.scratch_bytes(), (ParamWriter::kScratchCounters + 104) * sizeof(uint32_t));
+  EXPECT_EQ(w.scratch_counters(ParamWriter::kScratchCounters - 40), 40u);
+  EXPECT_FALSE(w.scratch_counters(1).has_value());  // full: the kernel runs unsplit
+}
+
+// An attention node over `cells` cells of 8 KV heads for 32 query heads x `tokens` tokens.
+struct Attention {
+  std::vector<int32_t> positions;
+  Node n;
+  Attention(int64_t tokens, int64_t cells) {
+    for (int64_t t = 0; t < tokens; ++t) positions.push_back(static_cast<int32_t>(cells - tokens + t));
+    n.op = Op::kAttention;
+    n.n_src = 3;
+    n.src[0].ne = {128, 32, tokens, 1};
+    n.src[1].type = n.src[2].type = DType::kF16;
+    n.src[1].ne = n.src[2].ne = {128, 8, cells, 1};
+    n.dst.ne = {128, 32, tokens, 1};
+    n.ids = positions;
+    n.attn.causal = true;
+  }
+  // (workgroups, splits, first counter, first partial word)
+  std::array<uint32_t, 4> encode(const DeviceTraits& d) const {
+    ParamWriter w;
+    const uint32_t base = w.begin_node(n, {});
+    Result<uint32_t> groups = vulkan_kernel(Op::kAttention).encode(n, d, w);
+    EXPECT_TRUE(groups.ok());
+    return {groups.ok() ? groups.value() : 0, op_word(w, base, 8), op_word(w, base, 9), op_word(w, base, 10)};
+  }
+};
+
+TEST(VulkanAttention, DecodeOnAGpuSplitsTheCellsAcrossWorkgroups) {
+  const auto [groups, splits, counter, partial] = Attention(1, 4000).encode({.cpu = false});
+  EXPECT_EQ(splits, 16u);  // 32 heads x 16 = 512 workgroups
+  EXPECT_EQ(groups, 32u * 16u);
+  EXPECT_EQ(counter, 0u);
+  EXPECT_EQ(partial, ParamWriter::kScratchCounters);
+
+  EXPECT_EQ(Attention(1, 100).encode({.cpu = false})[1], 2u);  // one split per 64-cell chunk at most
+  EXPECT_EQ(Attention(1, 64).encode({.cpu = false})[1], 1u);   // one chunk: nothing to split
+}
+
+TEST(VulkanAttention, PromptsAndCpuDevicesRunUnsplit) {
+  const auto [groups, splits, counter, partial] = Attention(512, 4000).encode({.cpu = false});
+  EXPECT_EQ(splits, 1u);
+  EXPECT_EQ(groups, 32u * 512u);
+  EXPECT_EQ(Attention(1, 4000).encode({.cpu = true})[1], 1u);
+}
+
+}  // namespace
+}  // namespace paddock
