@@ -13,7 +13,7 @@ function(paddock_vulkan_shaders out_var)
                "mul|binary.comp|OP_MUL" "swiglu|glu.comp|" "geglu|glu.comp|GELU" "scale|unary.comp|SCALE"
                "gelu|unary.comp|GELU" "tanh|unary.comp|TANH" "rope|rope.comp|"
                "swiglu_oai|glu.comp|OAI" "moe_gate|moe_gate.comp|" "moe_sum|moe_rows.comp|SUM"
-               "add_id|moe_rows.comp|ADD_ID")
+               "add_id|moe_rows.comp|ADD_ID" "copy_words|copy_words.comp|")
   foreach(t ${weight_types})
     string(TOLOWER ${t} lt)
     list(APPEND variants "get_rows_${lt}|get_rows.comp|TYPE=${t}" "mul_mat_${lt}|mul_mat.comp|TYPE=${t}"

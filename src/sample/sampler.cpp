@@ -71,27 +71,41 @@ Sampler::Sampler(const SamplerParams& params, int32_t n_vocab, std::optional<Gra
 
 double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
 
-void Sampler::build_candidates(std::span<const float> logits) {
-  auto& items = candidates_.items;
-  items.resize(static_cast<size_t>(n_vocab_));
-  for (int32_t i = 0; i < n_vocab_; ++i)
-    items[static_cast<size_t>(i)] = TokenData{i, logits[static_cast<size_t>(i)], 0};
-  for (const auto& [id, bias] : params_.logit_bias) items[static_cast<size_t>(id)].logit += bias;
+void Sampler::build_candidates(std::span<const float> logits, size_t keep) {
+  // The tokens whose logit changes: logit_bias, then the penalties over the biased logit.
+  std::vector<std::pair<int32_t, float>>& changed = changed_;
+  changed.clear();
+  for (const auto& [id, bias] : params_.logit_bias)
+    changed.emplace_back(id, logits[static_cast<size_t>(id)] + bias);
   const bool penalties =
       params_.repeat_penalty != 1.0f || params_.presence_penalty != 0.0f || params_.frequency_penalty != 0.0f;
   if (penalties && !window_.empty()) {
     std::vector<int32_t> seen(window_.begin(), window_.end());
     std::sort(seen.begin(), seen.end());
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    const size_t biased = changed.size();
     for (int32_t id : seen) {
-      float& l = items[static_cast<size_t>(id)].logit;
+      const auto it = std::find_if(changed.begin(), changed.begin() + static_cast<std::ptrdiff_t>(biased),
+                                   [&](const auto& c) { return c.first == id; });
+      float& l = it != changed.begin() + static_cast<std::ptrdiff_t>(biased)
+                     ? it->second
+                     : changed.emplace_back(id, logits[static_cast<size_t>(id)]).second;
       l = penalize(l, counts_[static_cast<size_t>(id)], params_.repeat_penalty, params_.frequency_penalty,
                    params_.presence_penalty);
     }
   }
-  // Banned (-inf bias) and NaN logits can never be drawn.
-  std::erase_if(items, [](const TokenData& t) { return std::isnan(t.logit) || t.logit == -INFINITY; });
-  candidates_.sorted = false;
+  auto& items = candidates_.items;
+  if (keep >= static_cast<size_t>(n_vocab_)) {
+    items.resize(static_cast<size_t>(n_vocab_));
+    for (int32_t i = 0; i < n_vocab_; ++i)
+      items[static_cast<size_t>(i)] = TokenData{i, logits[static_cast<size_t>(i)], 0};
+    for (const auto& [id, l] : changed) items[static_cast<size_t>(id)].logit = l;
+    std::erase_if(items, [&](const TokenData& t) { return !usable(t.logit); });  // never drawn
+    candidates_.sorted = false;
+    return;
+  }
+  best_candidates(logits, changed, keep, changed_mask_, items);
+  candidates_.sorted = true;
 }
 
 Status Sampler::apply_grammar(size_t need) {
@@ -130,10 +144,13 @@ Result<int32_t> Sampler::sample(std::span<const float> logits) {
     return invalid_argument("sampler: expected " + std::to_string(n_vocab_) + " logits, found " +
                             std::to_string(logits.size()));
   }
-  build_candidates(logits);
+  const bool greedy = params_.temperature <= 0;
+  // Without a grammar the chain starts with top_k (greedy: the best one): only those are built.
+  size_t keep = SIZE_MAX;
+  if (!matcher_ && (greedy || params_.top_k > 0)) keep = greedy ? 1 : static_cast<size_t>(params_.top_k);
+  build_candidates(logits, keep);
   if (candidates_.items.empty())
     return invalid_argument("sampler: every token is banned (logit_bias or NaN logits)");
-  const bool greedy = params_.temperature <= 0;
   if (matcher_) {
     const size_t need = greedy ? 1 : params_.top_k > 0 ? static_cast<size_t>(params_.top_k) : SIZE_MAX;
     PADDOCK_TRY(apply_grammar(need));

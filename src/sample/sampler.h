@@ -82,7 +82,8 @@ class Sampler {
 
  private:
   Sampler(const SamplerParams& params, int32_t n_vocab, std::optional<GrammarConstraint> grammar);
-  void build_candidates(std::span<const float> logits);
+  // candidates_ from the logits, adjusted; at most the best `keep` of them (then sorted).
+  void build_candidates(std::span<const float> logits, size_t keep);
   // Narrows candidates_ to grammar-allowed tokens, visiting best-first until `need` are found.
   Status apply_grammar(size_t need);
   void fill_logprobs(std::span<const float> logits, int32_t chosen);
@@ -96,6 +97,8 @@ class Sampler {
   std::deque<int32_t> window_;   // last repeat_last_n tokens
   std::vector<int32_t> counts_;  // token -> occurrences in window_
   Candidates candidates_;
+  std::vector<std::pair<int32_t, float>> changed_;  // ids whose logit bias or penalties change
+  std::vector<uint8_t> changed_mask_;               // best_candidates' scratch
   std::vector<uint8_t> mask_;  // grammar-allowed tokens, filled only when the lazy checks fall short
   Logprobs logprobs_;
 };

@@ -6,6 +6,43 @@
 
 namespace paddock::sample {
 
+void best_candidates(std::span<const float> logits, std::span<const std::pair<int32_t, float>> changed,
+                     size_t keep, std::vector<uint8_t>& mask, std::vector<TokenData>& out) {
+  out.clear();
+  if (keep == 0) return;
+  // A heap of the best so far whose front is the worst of them.
+  const auto offer = [&](const TokenData& t) {
+    if (!usable(t.logit)) return;
+    if (out.size() < keep) {
+      out.push_back(t);
+      std::push_heap(out.begin(), out.end(), better);
+    } else if (better(t, out.front())) {
+      std::pop_heap(out.begin(), out.end(), better);
+      out.back() = t;
+      std::push_heap(out.begin(), out.end(), better);
+    }
+  };
+  mask.resize(logits.size(), 0);
+  for (const auto& [id, l] : changed) {
+    mask[static_cast<size_t>(id)] = 1;
+    offer({id, l, 0});
+  }
+  constexpr size_t kBlock = 64;
+  for (size_t b = 0; b < logits.size(); b += kBlock) {
+    const size_t e = std::min(logits.size(), b + kBlock);
+    if (out.size() == keep) {
+      float m = -INFINITY;
+      for (size_t i = b; i < e; ++i) m = m < logits[i] ? logits[i] : m;  // NaN never wins
+      if (m < out.front().logit) continue;                               // equal may still win on its id
+    }
+    for (size_t i = b; i < e; ++i) {
+      if (mask[i] == 0) offer({static_cast<int32_t>(i), logits[i], 0});
+    }
+  }
+  for (const auto& [id, l] : changed) mask[static_cast<size_t>(id)] = 0;
+  std::sort_heap(out.begin(), out.end(), better);  // best first
+}
+
 void sort_candidates(Candidates& c) {
   if (c.sorted) return;
   std::sort(c.items.begin(), c.items.end(), better);

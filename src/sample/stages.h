@@ -6,8 +6,10 @@
 //   Candidates c = ...; top_k(c, 40); top_p(c, 0.9f); temperature(c, 0.8f); softmax(c);
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace paddock::sample {
@@ -27,6 +29,16 @@ struct Candidates {
 inline bool better(const TokenData& a, const TokenData& b) {
   return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 }
+
+// Whether a logit can be drawn: NaN and -inf (a banned token) never are.
+inline bool usable(float logit) { return !std::isnan(logit) && logit != -INFINITY; }
+
+// The best `keep` usable tokens by better(), sorted, into `out`: the logits, with those of
+// `changed` ids (each once) replaced. What top_k leaves of every token's candidate, found
+// without building those: a block of logits below the worst kept one costs one max.
+// `mask`: scratch, all 0 (or empty) before and after.
+void best_candidates(std::span<const float> logits, std::span<const std::pair<int32_t, float>> changed,
+                     size_t keep, std::vector<uint8_t>& mask, std::vector<TokenData>& out);
 
 void sort_candidates(Candidates& c);
 // p = exp(logit - max) / sum, sorting first.

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 namespace paddock::sample {
@@ -29,6 +31,41 @@ TEST(Stages, SoftmaxSortsAndNormalises) {
   EXPECT_EQ(c.items[0].id, 3);
   EXPECT_EQ(c.items[3].id, 0);
   expect_probs(c, {0.4f, 0.3f, 0.2f, 0.1f});
+}
+
+// best_candidates against every token's candidate sorted whole, then cut to `keep`: a
+// vocabulary of 5 000 logits from 40 values (ties decided by id), with NaN and -inf ones,
+// ids whose logit is replaced (raised into the best, lowered out of them, banned), and
+// `keep` from 1 to more than there are usable tokens.
+TEST(Stages, BestCandidatesAreTopKOfEveryTokenSorted) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> value(0, 39);
+  std::vector<float> logits(5000);
+  for (float& l : logits) l = static_cast<float>(value(rng)) * 0.25f;
+  logits[17] = NAN;
+  logits[4000] = -INFINITY;
+  logits[4999] = 100.0f;  // the best, in the last, partial block
+  const std::vector<std::pair<int32_t, float>> changed = {
+      {3, 50.0f}, {4999, -1.0f}, {64, -INFINITY}, {128, NAN}};
+  std::vector<TokenData> every;
+  for (int32_t i = 0; i < 5000; ++i) {
+    float l = logits[static_cast<size_t>(i)];
+    for (const auto& [id, v] : changed) l = id == i ? v : l;
+    if (usable(l)) every.push_back({i, l, 0});
+  }
+  std::sort(every.begin(), every.end(), better);
+  std::vector<uint8_t> mask;
+  std::vector<TokenData> got;
+  for (size_t keep : {size_t{1}, size_t{2}, size_t{40}, size_t{300}, every.size(), every.size() + 10}) {
+    best_candidates(logits, changed, keep, mask, got);
+    ASSERT_EQ(got.size(), std::min(keep, every.size())) << "keep " << keep;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].id, every[i].id) << "keep " << keep << ", place " << i;
+      EXPECT_EQ(got[i].logit, every[i].logit) << "keep " << keep << ", place " << i;
+    }
+    EXPECT_EQ(std::count(mask.begin(), mask.end(), 1), 0);  // left clean for the next call
+  }
+  EXPECT_EQ(got.front().id, 3);
 }
 
 TEST(Stages, TopK) {

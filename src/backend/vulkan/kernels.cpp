@@ -365,7 +365,23 @@ Result<uint32_t> encode_attention(const Node& n, const DeviceTraits& d, ParamWri
   return static_cast<uint32_t>(n.src[0].ne[1] * n.src[0].ne[2] * splits);
 }
 
-Result<uint32_t> encode_copy(const Node& n, const DeviceTraits&, ParamWriter&) {
+// shaders/copy_words.comp: a copy of one type between contiguous tensors of whole words.
+bool word_copy(const Node& n) {
+  return n.src[0].type == n.dst.type && n.src[0].is_contiguous() && n.dst.is_contiguous() &&
+         n.dst.extent() % 4 == 0 && n.src[0].offset % 4 == 0 && n.dst.offset % 4 == 0;
+}
+
+std::string copy_shader(const Node& n, const DeviceTraits&) {
+  return word_copy(n) ? "copy_words" : typed("copy", n) + "_" + type_suffix(n.dst.type);
+}
+
+Result<uint32_t> encode_copy(const Node& n, const DeviceTraits&, ParamWriter& w) {
+  if (word_copy(n)) {
+    constexpr uint32_t kMaxGroups = 4096;  // shaders/copy_words.comp strides over the grid
+    const auto words = static_cast<int64_t>(n.dst.extent() / 4);
+    w.op(0, static_cast<uint32_t>(words));
+    return std::min(groups_of(words, 256), kMaxGroups);
+  }
   const int64_t block = dtype_info(n.dst.type).block_size;
   return groups_of(n.dst.n_elements() / block, 256);
 }
@@ -398,9 +414,7 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
     {attention_kernel_types,
      [](const Node& n, const DeviceTraits&) { return "attention_" + type_suffix(n.src[1].type); },
      encode_attention},
-    {copy_types,
-     [](const Node& n, const DeviceTraits&) { return typed("copy", n) + "_" + type_suffix(n.dst.type); },
-     encode_copy},
+    {copy_types, copy_shader, encode_copy},
     {all_f32, [](const Node& n, const DeviceTraits&) { return glu_shader(n, "geglu"); }, encode_glu},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("scale"); }, encode_scale},
     {all_f32,

@@ -45,6 +45,16 @@ struct Mirror {
   }
 };
 
+// Bytes moving between a mirrored host buffer and its device copy inside a pass's own
+// command buffers (not a submission and a wait each), through a mapped staging buffer.
+struct Transfer {
+  Buffer* host;
+  VkBuffer device;
+  size_t offset;  // in both buffers
+  size_t bytes;
+  size_t staged;  // offset in the staging buffer
+};
+
 // One node as the pass records it.
 struct Dispatch {
   VkPipeline pipeline;
@@ -77,6 +87,8 @@ class VulkanBackend final : public Backend {
   ~VulkanBackend() override {
     if (pool_ != VK_NULL_HANDLE) vkDestroyDescriptorPool(ctx_->device_handle(), pool_, nullptr);
     ctx_->release(params_);
+    ctx_->release(up_);
+    ctx_->release(down_);
   }
   Status init() { return pipelines_.init(); }
 
@@ -107,6 +119,10 @@ class VulkanBackend final : public Backend {
   Result<Bound> bind(const TensorView& v, bool written, std::map<const Buffer*, Mirror>& mirrors);
   Result<Buffer*> mirror_buffer(size_t bytes, const std::map<const Buffer*, Mirror>& mirrors);
   Status ensure_params(size_t bytes);
+  Status ensure_mapped(MappedBuffer& b, size_t bytes, bool host_reads);
+  Result<std::vector<Transfer>> stage_uploads(std::map<const Buffer*, Mirror>& mirrors);
+  Result<std::vector<Transfer>> stage_downloads(std::span<const TensorView> results,
+                                                const std::map<const Buffer*, Mirror>& mirrors);
   Status ensure_scratch(size_t bytes);
   Status assign_sets(std::vector<Dispatch>& dispatches);
   Status reset_pool(size_t sets);
@@ -127,6 +143,9 @@ class VulkanBackend final : public Backend {
   // first, and host memory took microseconds a read on a discrete GPU).
   MappedBuffer params_;
   std::unique_ptr<Buffer> params_device_;
+  // Staging for a pass's mirror uploads (host-written) and result downloads (host-read, so
+  // cached memory: uncached reads of a 128k-vocabulary's logits would take milliseconds).
+  MappedBuffer up_, down_;
   // Kernels' working memory within a pass (ParamWriter::scratch_counters), zeroed when made.
   std::unique_ptr<Buffer> scratch_;
   // Descriptor sets kept across passes, by their bindings: a decode step binds the same
@@ -221,13 +240,61 @@ Result<Buffer*> VulkanBackend::mirror_buffer(size_t bytes, const std::map<const 
   return mirror_pool_.back().get();
 }
 
+Status VulkanBackend::ensure_mapped(MappedBuffer& b, size_t bytes, bool host_reads) {
+  if (b.size >= bytes && b.buffer != VK_NULL_HANDLE) return Status::ok();
+  ctx_->release(b);
+  PADDOCK_ASSIGN(b, ctx_->alloc_mapped(std::max<size_t>(bytes * 2, 1 << 16), host_reads));
+  return Status::ok();
+}
+
 Status VulkanBackend::ensure_params(size_t bytes) {
-  if (params_.size >= bytes) return Status::ok();
-  ctx_->release(params_);
+  if (params_.size >= bytes && params_device_ != nullptr) return Status::ok();
   params_device_.reset();
-  PADDOCK_ASSIGN(params_, ctx_->alloc_mapped(std::max<size_t>(bytes * 2, 1 << 16)));
+  PADDOCK_TRY(ensure_mapped(params_, bytes, false));
   PADDOCK_ASSIGN(params_device_, ctx_->alloc(params_.size));
   return Status::ok();
+}
+
+// The ranges of the mirrored host buffers the pass reads before writing, overlapping and
+// touching ones merged, written into up_.
+Result<std::vector<Transfer>> VulkanBackend::stage_uploads(std::map<const Buffer*, Mirror>& mirrors) {
+  std::vector<Transfer> out;
+  size_t total = 0;
+  for (auto& [host, m] : mirrors) {
+    std::sort(m.up.begin(), m.up.end());
+    for (size_t i = 0; i < m.up.size();) {
+      Mirror::Range r = m.up[i];
+      for (++i; i < m.up.size() && m.up[i].first <= r.second; ++i)
+        r.second = std::max(r.second, m.up[i].second);
+      out.push_back({const_cast<Buffer*>(host), static_cast<VulkanBuffer*>(m.copy)->handle(), r.first,
+                     r.second - r.first, total});
+      total += (r.second - r.first + 15) / 16 * 16;
+    }
+  }
+  if (out.empty()) return out;
+  PADDOCK_TRY(ensure_mapped(up_, total, false));
+  for (const Transfer& t : out) t.host->get(t.offset, {up_.data + t.staged, t.bytes});
+  return out;
+}
+
+// The results the pass writes in mirrored host buffers, each given its place in down_.
+Result<std::vector<Transfer>> VulkanBackend::stage_downloads(std::span<const TensorView> results,
+                                                             const std::map<const Buffer*, Mirror>& mirrors) {
+  std::vector<Transfer> out;
+  size_t total = 0;
+  for (const TensorView& v : results) {
+    if (v.buffer == nullptr) continue;
+    const auto it = mirrors.find(&v.buffer->storage());
+    const Mirror::Range r{v.offset, v.offset + v.extent()};
+    if (it == mirrors.end() || !it->second.was_written(r)) continue;
+    out.push_back({const_cast<Buffer*>(it->first), static_cast<VulkanBuffer*>(it->second.copy)->handle(),
+                   r.first, r.second - r.first, total});
+    total += (r.second - r.first + 15) / 16 * 16;
+  }
+  if (!out.empty()) {
+    PADDOCK_TRY(ensure_mapped(down_, total, true));
+  }
+  return out;
 }
 
 Status VulkanBackend::ensure_scratch(size_t bytes) {
@@ -402,16 +469,18 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   std::memcpy(params_.data, words.data(), words.bytes());
   PADDOCK_TRY(assign_sets(dispatches));
 
-  for (auto& [host, m] : mirrors) {
-    std::sort(m.up.begin(), m.up.end());
-    for (size_t i = 0; i < m.up.size();) {  // overlapping and touching ranges go up as one
-      Mirror::Range r = m.up[i];
-      for (++i; i < m.up.size() && m.up[i].first <= r.second; ++i) r.second = std::max(r.second, m.up[i].second);
-      std::vector<uint8_t> bytes(r.second - r.first);
-      host->get(r.first, bytes);
-      m.copy->set(r.first, bytes);
-    }
+  PADDOCK_ASSIGN(const std::vector<Transfer> ups, stage_uploads(mirrors));
+  std::vector<Transfer> downs;
+  if (!after) {  // a node-by-node run copies each output back as it is written
+    PADDOCK_ASSIGN(downs, stage_downloads(results, mirrors));
   }
+  // Staged bytes between up_ or down_ and the mirrors, in the command buffer.
+  const auto copy = [](VkCommandBuffer cmd, VkBuffer staging, std::span<const Transfer> ts, bool up) {
+    for (const Transfer& t : ts) {
+      const VkBufferCopy region{up ? t.staged : t.offset, up ? t.offset : t.staged, t.bytes};
+      vkCmdCopyBuffer(cmd, up ? staging : t.device, up ? t.device : staging, 1, &region);
+    }
+  };
   const auto barrier = [](VkCommandBuffer cmd) {
     VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     b.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
@@ -427,12 +496,13 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   const bool each_alone = profiler_.enabled() || static_cast<bool>(after);
   // Dispatches [from, to): their commands.
   const auto record = [&](VkCommandBuffer cmd, size_t from, size_t to) {
-    if (from == 0) {  // the pass's words onto the device before its first kernel
+    if (from == 0) {  // the pass's inputs and words onto the device before its first kernel
+      copy(cmd, up_.buffer, ups, true);
       const VkBufferCopy region{0, 0, words.bytes()};
       vkCmdCopyBuffer(cmd, params_.buffer, static_cast<VulkanBuffer*>(params_device_.get())->handle(), 1, &region);
       VkMemoryBarrier copied{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
       copied.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-      copied.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+      copied.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;  // in-place nodes too
       vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &copied, 0,
                            nullptr, 0, nullptr);
     }
@@ -455,8 +525,16 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
       }
     }
     profiler_.stamp(cmd, static_cast<uint32_t>(to));
+    if (to == dispatches.size() && !downs.empty()) {  // after the last barrier: results to the host
+      copy(cmd, down_.buffer, downs, false);
+      VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+      to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                           nullptr, 0, nullptr);
+    }
   };
-  // A view the pass wrote in a mirrored host buffer, back into that buffer.
+  // A view the pass wrote in a mirrored host buffer, back into that buffer (node by node).
   const auto copy_back = [&](const TensorView& v) {
     if (v.buffer == nullptr) return;
     const auto it = mirrors.find(&v.buffer->storage());
@@ -481,7 +559,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
       record(cmd, part == 0 ? 0 : ends[part - 1], ends[part]);
       recorded = std::chrono::steady_clock::now();
     }));
-    for (const TensorView& r : results) copy_back(r);
+    for (const Transfer& t : downs) t.host->set(t.offset, {down_.data + t.staged, t.bytes});
     profiler_.collect(kernels, start, prepared, recorded);
     return Status::ok();
   }

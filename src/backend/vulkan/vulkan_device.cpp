@@ -10,7 +10,8 @@ namespace paddock {
 
 namespace {
 
-constexpr size_t kStagingBytes = size_t{32} << 20;  // transfers move in chunks of this
+constexpr size_t kStagingBytes = size_t{32} << 20;  // uploads move in chunks of this
+constexpr size_t kReadbackBytes = size_t{8} << 20;  // downloads (logits, a split pass's results)
 
 std::string vk_error(const std::string& what, VkResult r) {
   return std::string("vulkan: ") + what + " failed (VkResult " + std::to_string(static_cast<int>(r)) + ")";
@@ -211,6 +212,7 @@ Status VulkanContext::init(VkInstance instance, VkPhysicalDevice physical, Vulka
     }
   }
   PADDOCK_ASSIGN(staging_, alloc_mapped(kStagingBytes));
+  PADDOCK_ASSIGN(readback_, alloc_mapped(kReadbackBytes, true));
   return Status::ok();
 }
 
@@ -218,6 +220,7 @@ VulkanContext::~VulkanContext() {
   if (device_ != VK_NULL_HANDLE) {
     vkDeviceWaitIdle(device_);
     release(staging_);
+    release(readback_);
     for (VkFence f : fences_) vkDestroyFence(device_, f, nullptr);
     if (pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device_, pool_, nullptr);
     vkDestroyDevice(device_, nullptr);
@@ -240,17 +243,18 @@ DeviceMemory VulkanContext::memory() const {
   return out;
 }
 
-Result<uint32_t> VulkanContext::memory_type(uint32_t bits, VkMemoryPropertyFlags want) const {
-  VkPhysicalDeviceMemoryProperties mem;
-  vkGetPhysicalDeviceMemoryProperties(physical_, &mem);
-  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
-    if ((bits & (1u << i)) && (mem.memoryTypes[i].propertyFlags & want) == want) return i;
+std::optional<uint32_t> pick_memory_type(const VkPhysicalDeviceMemoryProperties& mem, uint32_t bits,
+                                         VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer) {
+  for (const VkMemoryPropertyFlags flags : {want | prefer, want}) {
+    for (uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
+      if ((bits & (1u << i)) && (mem.memoryTypes[i].propertyFlags & flags) == flags) return i;
+    }
   }
-  return unsupported("vulkan: no memory type with the properties needed");
+  return std::nullopt;
 }
 
 Status VulkanContext::create_buffer(size_t bytes, VkBufferUsageFlags usage, VkMemoryPropertyFlags props,
-                                    VkBuffer* buffer, VkDeviceMemory* memory) {
+                                    VkMemoryPropertyFlags prefer, VkBuffer* buffer, VkDeviceMemory* memory) {
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = (std::max<size_t>(bytes, 16) + 3) & ~size_t{3};  // fills work in words
   bci.usage = usage;
@@ -259,10 +263,12 @@ Status VulkanContext::create_buffer(size_t bytes, VkBufferUsageFlags usage, VkMe
   if (r != VK_SUCCESS) return Status(Code::kResourceExhausted, vk_error("creating a buffer", r));
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(device_, *buffer, &req);
-  Result<uint32_t> type = memory_type(req.memoryTypeBits, props);
-  if (!type.ok()) {
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(physical_, &mem);
+  const std::optional<uint32_t> type = pick_memory_type(mem, req.memoryTypeBits, props, prefer);
+  if (!type) {
     vkDestroyBuffer(device_, *buffer, nullptr);
-    return type.status();
+    return unsupported("vulkan: no memory type with the properties needed");
   }
   VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   mai.allocationSize = req.size;
@@ -284,18 +290,18 @@ Result<std::unique_ptr<Buffer>> VulkanContext::alloc(size_t bytes) {
   PADDOCK_TRY(create_buffer(bytes,
                             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                            VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &buffer, &memory));
+                            VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, &buffer, &memory));
   return std::unique_ptr<Buffer>(std::make_unique<VulkanBuffer>(shared_from_this(), buffer, memory, bytes));
 }
 
-Result<MappedBuffer> VulkanContext::alloc_mapped(size_t bytes) {
+Result<MappedBuffer> VulkanContext::alloc_mapped(size_t bytes, bool host_reads) {
   MappedBuffer b;
   b.size = bytes;
   PADDOCK_TRY(create_buffer(bytes,
                             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, &b.buffer,
-                            &b.memory));
+                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                            host_reads ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0, &b.buffer, &b.memory));
   void* p = nullptr;
   const VkResult r = vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &p);
   if (r != VK_SUCCESS) {
@@ -381,13 +387,18 @@ void VulkanContext::upload(VkBuffer dst, size_t offset, std::span<const uint8_t>
 void VulkanContext::download(VkBuffer src, size_t offset, std::span<uint8_t> bytes) const {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   for (size_t done = 0; done < bytes.size();) {
-    const size_t n = std::min(bytes.size() - done, staging_.size);
+    const size_t n = std::min(bytes.size() - done, readback_.size);
     const Status st = submit([&](VkCommandBuffer cmd) {
       const VkBufferCopy region{offset + done, 0, n};
-      vkCmdCopyBuffer(cmd, src, staging_.buffer, 1, &region);
+      vkCmdCopyBuffer(cmd, src, readback_.buffer, 1, &region);
+      VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};  // the copy's bytes visible to the host
+      to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+      to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                           nullptr, 0, nullptr);
     });
     PADDOCK_CHECK(st.is_ok());
-    std::memcpy(bytes.data() + done, staging_.data, n);
+    std::memcpy(bytes.data() + done, readback_.data, n);
     done += n;
   }
 }

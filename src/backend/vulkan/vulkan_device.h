@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -81,15 +82,17 @@ class VulkanContext : public std::enable_shared_from_this<VulkanContext>, public
   const VkPhysicalDeviceLimits& limits() const { return limits_; }
   const VulkanDeviceInfo& info() const { return info_; }
 
-  // Host-visible memory of at least `bytes` (freed with release()).
-  Result<MappedBuffer> alloc_mapped(size_t bytes);
+  // Host-visible memory of at least `bytes` (freed with release()). host_reads: cached where
+  // the device has such memory (for what the host reads back: reads of uncached memory, which
+  // a discrete GPU's host-visible memory is otherwise, take microseconds per cache line).
+  Result<MappedBuffer> alloc_mapped(size_t bytes, bool host_reads = false);
   void release(MappedBuffer& b);
   // Records commands with `record`, submits them and waits. Serialised across threads.
   Status submit(const std::function<void(VkCommandBuffer)>& record) const;
   // Records `parts` command buffers with record(cmd, part), submitting each as soon as it is
   // recorded (the device runs one while the host records the next), then waits for all.
   Status submit_parts(size_t parts, const std::function<void(VkCommandBuffer, size_t)>& record) const;
-  // Bytes between a device buffer and host memory through the staging buffer.
+  // Bytes between a device buffer and host memory through the staging buffers.
   void upload(VkBuffer dst, size_t offset, std::span<const uint8_t> bytes) const;
   void download(VkBuffer src, size_t offset, std::span<uint8_t> bytes) const;
   // How many buffers were destroyed so far: a descriptor kept across passes is valid only
@@ -101,9 +104,8 @@ class VulkanContext : public std::enable_shared_from_this<VulkanContext>, public
   friend Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector);
   VulkanContext() = default;
   Status init(VkInstance instance, VkPhysicalDevice physical, VulkanDeviceInfo info);
-  Result<uint32_t> memory_type(uint32_t bits, VkMemoryPropertyFlags want) const;
-  Status create_buffer(size_t bytes, VkBufferUsageFlags usage, VkMemoryPropertyFlags props, VkBuffer* buffer,
-                       VkDeviceMemory* memory);
+  Status create_buffer(size_t bytes, VkBufferUsageFlags usage, VkMemoryPropertyFlags props,
+                       VkMemoryPropertyFlags prefer, VkBuffer* buffer, VkDeviceMemory* memory);
 
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
@@ -118,9 +120,15 @@ class VulkanContext : public std::enable_shared_from_this<VulkanContext>, public
   bool has_budget_ = false;
   uint32_t local_heap_ = 0;
   mutable std::recursive_mutex mu_;
-  mutable MappedBuffer staging_;
+  mutable MappedBuffer staging_;   // uploads: written by the host only
+  mutable MappedBuffer readback_;  // downloads: host_reads memory
   std::atomic<uint64_t> buffers_freed_{0};
 };
+
+// The first of `bits`' memory types (a buffer's allowed ones) with every `want` flag and the
+// `prefer` flags, else the first with the `want` flags alone; nothing when none has them.
+std::optional<uint32_t> pick_memory_type(const VkPhysicalDeviceMemoryProperties& mem, uint32_t bits,
+                                         VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer);
 
 // Opens the device `selector` names (an index into list_vulkan_devices(), or a substring of
 // its name, case-insensitive), or when empty the first GPU, discrete ones first. kNotFound
