@@ -6,6 +6,8 @@ set(PADDOCK_SHADER_DIR ${PROJECT_SOURCE_DIR}/src/backend/vulkan/shaders)
 function(paddock_vulkan_shaders out_var)
   set(float_types F32 F16 BF16)
   set(weight_types F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 Q2_K Q3_K IQ4_XS Q4_K Q5_K Q6_K)
+  # Decode's products with integer dot products (src/backend/vulkan/shaders/mat_vec_idot.glsl).
+  set(int_dot_types Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K)
   set(kv_types F32 F16 Q8_0 Q4_0)
   set(copy_types F32 F16 BF16 Q8_0 Q4_0)
   set(variants "rms_norm|rms_norm.comp|" "norm|rms_norm.comp|CENTER" "rms_norm_mul|rms_norm.comp|MUL"
@@ -13,7 +15,9 @@ function(paddock_vulkan_shaders out_var)
                "mul|binary.comp|OP_MUL" "swiglu|glu.comp|" "geglu|glu.comp|GELU" "scale|unary.comp|SCALE"
                "gelu|unary.comp|GELU" "tanh|unary.comp|TANH" "rope|rope.comp|"
                "swiglu_oai|glu.comp|OAI" "moe_gate|moe_gate.comp|" "moe_sum|moe_rows.comp|SUM"
-               "add_id|moe_rows.comp|ADD_ID" "copy_words|copy_words.comp|")
+               "add_id|moe_rows.comp|ADD_ID" "copy_words|copy_words.comp|"
+               "quantize_q8_0|quantize_q8.comp|" "quantize_q8_1|quantize_q8.comp|Q8_1"
+               "quantize_q8_k|quantize_q8.comp|QK_K")
   foreach(t ${weight_types})
     string(TOLOWER ${t} lt)
     list(APPEND variants "get_rows_${lt}|get_rows.comp|TYPE=${t}" "mul_mat_${lt}|mul_mat.comp|TYPE=${t}"
@@ -26,6 +30,13 @@ function(paddock_vulkan_shaders out_var)
                            "mul_mat_vec_add_${lt}|mul_mat_vec.comp|TYPE_${t},ADD"
                            "mul_mat_vec_swiglu_${lt}|mul_mat_vec.comp|TYPE_${t},GLU"
                            "mul_mat_vec_geglu_${lt}|mul_mat_vec.comp|TYPE_${t},GLU,GELU")
+    endif()
+    if(t IN_LIST int_dot_types)
+      list(APPEND variants "mul_mat_vec_idot_id_${lt}|mul_mat_vec.comp|TYPE_${t},INT_DOT,ID"
+                           "mul_mat_vec_idot_${lt}|mul_mat_vec.comp|TYPE_${t},INT_DOT"
+                           "mul_mat_vec_idot_add_${lt}|mul_mat_vec.comp|TYPE_${t},INT_DOT,ADD"
+                           "mul_mat_vec_idot_swiglu_${lt}|mul_mat_vec.comp|TYPE_${t},INT_DOT,GLU"
+                           "mul_mat_vec_idot_geglu_${lt}|mul_mat_vec.comp|TYPE_${t},INT_DOT,GLU,GELU")
     endif()
   endforeach()
   foreach(t ${kv_types})

@@ -66,7 +66,10 @@ Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, 
   if (want_gpu) {
     const std::optional<std::string> named = env_get("VULKAN_DEVICE");
     Result<std::unique_ptr<Backend>> gpu = make_vulkan_backend(named.value_or(""));
-    if (!gpu.ok() && named && !named->empty()) return gpu.status();  // the user asked for it
+    // The user asked for that device, or for what it lacks.
+    if (!gpu.ok() && ((named && !named->empty()) || gpu.status().code() == Code::kInvalidArgument)) {
+      return gpu.status();
+    }
     out.gpu_found = gpu.ok();
     std::string blocker;
     const int64_t can_offload = gpu.ok() ? offloadable_layers(file, hp.n_layer, **gpu, &blocker) : 0;

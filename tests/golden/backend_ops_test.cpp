@@ -45,7 +45,9 @@ namespace {
 // How closely a backend must follow ref: every backend within each case's NMSE bound (as
 // test-backend-ops holds its backends; mul_mat: within a fraction of sum |w x|); host
 // backends, which share ref's formulas and libm, also element by element.
-enum class Precision { kNmse, kElementwise };
+// kQuantizedDot: kNmse, and mul_mat also within 2e-5 x sum|w x| of quantized_dot, as host
+// backends are (a GPU kernel that quantizes activations as the CPU does).
+enum class Precision { kNmse, kElementwise, kQuantizedDot };
 
 struct BackendUnderTest {
   // Names the tests: letters, digits and '_'.
@@ -58,6 +60,8 @@ struct BackendUnderTest {
   // Failing to make it fails the tests (a device named by PADDOCK_VULKAN_DEVICE) instead of
   // skipping them.
   bool required = false;
+  // The ops whose kernels differ from an entry before it (none: every op).
+  std::vector<Op> ops = {};
 };
 
 // The backends held to ref: each ISA path of the cpu backend, forced scalar included, with 1
@@ -73,11 +77,19 @@ std::vector<BackendUnderTest> backends_under_test() {
 #if PADDOCK_HAVE_VULKAN
   // The device PADDOCK_VULKAN_DEVICE names (ctest names lavapipe), else the first GPU.
   // On a CPU device, also as it shapes work for a GPU (many invocations per row).
-  for (bool gpu_tuning : {false, true}) {
-    out.push_back({gpu_tuning ? "vulkan_gpu_tuned" : "vulkan",
-                   [=] { return make_vulkan_backend("", gpu_tuning); }, Precision::kNmse, false,
-                   env_get("VULKAN_DEVICE").has_value()});
-  }
+  // Decode's products with integer dot products (which lavapipe has, unaccelerated), beside
+  // the float ones the GPU tuning gives where the driver does not accelerate them.
+  const bool named = env_get("VULKAN_DEVICE").has_value();
+  out.push_back({"vulkan", [] { return make_vulkan_backend("", {.gpu = false, .int_dot = false}); },
+                 Precision::kNmse, false, named});
+  out.push_back({"vulkan_gpu_tuned", [] { return make_vulkan_backend("", {.gpu = true, .int_dot = false}); },
+                 Precision::kNmse, false, named});
+  out.push_back({"vulkan_gpu_int_dot",
+                 [] { return make_vulkan_backend("", {.gpu = true, .int_dot = true}); },
+                 Precision::kQuantizedDot,
+                 false,
+                 named,
+                 {Op::kMulMat, Op::kMulMatId}});
 #endif
   return out;
 }
@@ -1076,10 +1088,19 @@ class Misses {
   std::string text_;
 };
 
+// Decode's products that a GPU runs with integer dot products (Vulkan's int_dot_product):
+// one column (mul_mat_id: up to 8 tokens) of these weight types.
+bool int_dot_case(const Case& c) {
+  constexpr DType kTypes[] = {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
+                              DType::kQ8_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+  const bool decode = c.op == Op::kMulMat ? c.src[1].ne[1] == 1 : c.dst.ne[2] <= 8;
+  return decode && std::find(std::begin(kTypes), std::end(kTypes), c.src[0].type) != std::end(kTypes);
+}
+
 // mul_mat and mul_mat_id: within the activation tolerance x sum|w x| of ref; on host
-// backends also within 2e-5 x sum|w x| of quantized_dot, which quantizes x to vec_dot_type
-// as they do. Output column j multiplies the weight rows from row0(j) (-1: an empty expert
-// slot, which must be 0) by x's column xcol(j).
+// backends (and integer-dot products, kQuantizedDot) also within 2e-5 x sum|w x| of
+// quantized_dot, which quantizes x to vec_dot_type as they do. Output column j multiplies the weight rows
+// from row0(j) (-1: an empty expert slot, which must be 0) by x's column xcol(j).
 std::string mul_mat_errors(const Case& c, Precision p, const Inputs& in, std::span<const float> got,
                            std::span<const float> want) {
   const DType t = c.src[0].type;
@@ -1112,7 +1133,8 @@ std::string mul_mat_errors(const Case& c, Precision p, const Inputs& in, std::sp
   for (float& v : w) v = std::fabs(v);
   for (float& v : abs_x) v = std::fabs(v);
   const QuantOps* q = quant_ops(t);
-  const bool vs_dot = p == Precision::kElementwise && q->vec_dot != nullptr;
+  const bool vs_dot = q->vec_dot != nullptr &&
+                      (p == Precision::kElementwise || (p == Precision::kQuantizedDot && int_dot_case(c)));
   Misses off_ref, off_dot;
   for (int64_t j = 0; j < ncols; ++j) {
     const int64_t r0 = row0[static_cast<size_t>(j)];
@@ -1151,7 +1173,7 @@ std::string compare(const Case& c, Precision p, const Inputs& in, std::span<cons
   if (c.op == Op::kCopy && c.src[0].type == c.dst.type && !std::equal(got.begin(), got.end(), want.begin())) {
     why += "a copy within one type changed bytes (on every backend it moves them). ";
   }
-  if (p == Precision::kNmse) return why;
+  if (p != Precision::kElementwise) return why;
   if (c.tol.bitwise && std::equal(got.begin(), got.end(), want.begin())) return why;
   Misses misses;
   for (size_t i = 0; i < w.size(); ++i) {
@@ -1223,10 +1245,22 @@ std::string param_name(const ::testing::TestParamInfo<std::tuple<size_t, int>>& 
          std::string(op_name(static_cast<Op>(std::get<1>(info.param))));
 }
 
-INSTANTIATE_TEST_SUITE_P(Every, BackendOps,
-                         ::testing::Combine(::testing::Range<size_t>(0, backends_under_test().size()),
-                                            ::testing::Range(0, static_cast<int>(kOpCount))),
-                         param_name);
+// Each backend under test with each op it lists (every op where it lists none).
+std::vector<std::tuple<size_t, int>> backend_ops() {
+  std::vector<std::tuple<size_t, int>> out;
+  const std::vector<BackendUnderTest> entries = backends_under_test();
+  for (size_t b = 0; b < entries.size(); ++b) {
+    for (int op = 0; op < static_cast<int>(kOpCount); ++op) {
+      const std::vector<Op>& only = entries[b].ops;
+      if (only.empty() || std::find(only.begin(), only.end(), static_cast<Op>(op)) != only.end()) {
+        out.emplace_back(b, op);
+      }
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Every, BackendOps, ::testing::ValuesIn(backend_ops()), param_name);
 
 // The matrix products take every type ref multiplies; pinned for MXFP4, the type MoE files
 // carry their experts in (MUL_MAT_ID on each path's row and interleaved kernels).

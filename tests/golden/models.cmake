@@ -48,7 +48,17 @@ if(TARGET paddock_backend_vulkan AND NOT PADDOCK_SANITIZE)
   foreach(_pd_model stories260K tiny-zoo-q4_k_m tiny-gemma3-q4_k_m)
     if(EXISTS ${PADDOCK_FIXTURES_DIR}/golden/${_pd_model}.logits.jsonl)
       _pd_golden_test(golden_vulkan_gpu_tuned_${_pd_model} ${_pd_model} vulkan golden
-                      "PADDOCK_VULKAN_DEVICE=${_pd_vulkan_device}" "PADDOCK_VULKAN_TUNING=gpu")
+                      "PADDOCK_VULKAN_DEVICE=${_pd_vulkan_device}" "PADDOCK_VULKAN_TUNING=gpu"
+                      "PADDOCK_VULKAN_INT_DOT=0")
+    endif()
+  endforeach()
+  # The same with decode's products on integer dot products (quantized activations): the
+  # K-quants' parts, and gemma3's Q5_0 / Q8_0 ones with GeGLU.
+  foreach(_pd_model tiny-zoo-q4_k_m tiny-gemma3-q4_k_m)
+    if(EXISTS ${PADDOCK_FIXTURES_DIR}/golden/${_pd_model}.logits.jsonl)
+      _pd_golden_test(golden_vulkan_gpu_int_dot_${_pd_model} ${_pd_model} vulkan golden
+                      "PADDOCK_VULKAN_DEVICE=${_pd_vulkan_device}" "PADDOCK_VULKAN_TUNING=gpu"
+                      "PADDOCK_VULKAN_INT_DOT=1")
     endif()
   endforeach()
 endif()

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "backend/host_exec.h"
 #include "backend/rope_angles.h"
@@ -144,16 +145,32 @@ std::string mul_mat_variant(MulMatKernel k, const Node& n, bool id) {
   return (id ? std::string(shader) + "_id" : std::string(shader)) + "_" + type_suffix(n.src[0].type);
 }
 
+// The weight types shaders/mat_vec_idot.glsl has parts for.
+bool int_dot_type(DType t) {
+  switch (t) {
+    case DType::kQ4_0:
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
+    case DType::kQ8_0:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K: return true;
+    default: return false;
+  }
+}
+
 // mul_mat_vec.comp for n's weights, fused (backend/vulkan/fusion.h) with the node after it:
 // "add", "swiglu", "geglu", or none ("").
-std::string mat_vec_shader(const Node& n, const std::string& fused) {
-  return "mul_mat_vec_" + (fused.empty() ? "" : fused + "_") + type_suffix(n.src[0].type);
+std::string mat_vec_shader(const Node& n, const DeviceTraits& d, const std::string& fused) {
+  return std::string("mul_mat_vec_") + (int_dot_product(n, d) ? "idot_" : "") +
+         (fused.empty() ? "" : fused + "_") + type_suffix(n.src[0].type);
 }
 
 std::string mul_mat_shader(const Node& n, const DeviceTraits& d) {
   const MulMatKernel k = mul_mat_kernel(n, d);
   if (k != MulMatKernel::kVec) return mul_mat_variant(k, n, false);
-  return mat_vec_shader(n, n.n_src == 3 ? "add" : "");  // src[2]: the tensor added
+  return mat_vec_shader(n, d, n.n_src == 3 ? "add" : "");  // src[2]: the tensor added
 }
 
 constexpr int64_t kRowGroup = 64;  // mul_mat.comp's and mul_mat_id.comp's local size
@@ -199,6 +216,7 @@ MulMatKernel mul_mat_id_kernel(const Node& n, const DeviceTraits& d) {
 }
 
 std::string mul_mat_id_shader(const Node& n, const DeviceTraits& d) {
+  if (int_dot_product(n, d)) return "mul_mat_vec_idot_id_" + type_suffix(n.src[0].type);
   return mul_mat_variant(mul_mat_id_kernel(n, d), n, true);
 }
 
@@ -289,31 +307,43 @@ std::vector<uint32_t> rope_table(const Node& n) {
   return out;
 }
 
+// A shared table's key: the raw bytes of what the table is made from, which is exact and cheap
+// (a decode pass looks one up for every rope and attention node; formatting floats took
+// microseconds each and rounded them to six decimals).
+class TableKey {
+ public:
+  explicit TableKey(char kind) : bytes_(1, kind) {}
+  template <typename T>
+  TableKey& add(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return *this;
+  }
+  TableKey& add(const void* p) { return add(reinterpret_cast<uintptr_t>(p)); }
+  const std::string& str() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
 Result<uint32_t> encode_rope(const Node& n, const DeviceTraits&, ParamWriter& w) {
   const RopeParams& p = n.rope;
   w.op(0, static_cast<uint32_t>(p.n_dims));
   w.op(1, p.mode == RopeMode::kNeox ? 1u : 0u);
   // q and k of every layer share one pass's positions: one table serves them all.
-  const std::string key =
-      std::to_string(reinterpret_cast<uintptr_t>(n.ids.data())) + "/" + std::to_string(n.ids.size()) + "/" +
-      std::to_string(p.n_dims) + "/" + std::to_string(p.freq_base) + "/" + std::to_string(p.freq_scale) +
-      "/" + std::to_string(p.ext_factor) + "/" + std::to_string(p.attn_factor) + "/" +
-      std::to_string(p.beta_fast) + "/" + std::to_string(p.beta_slow) + "/" + std::to_string(p.n_ctx_orig) +
-      "/" +
-      (n.n_src == 2
-           ? std::to_string(reinterpret_cast<uintptr_t>(n.src[1].buffer)) + "@" +
-                 std::to_string(n.src[1].offset) + std::to_string(reinterpret_cast<uintptr_t>(n.src[1].data))
-           : "");
-  w.op(2, w.shared_table(key, [&] { return rope_table(n); }));
+  TableKey key('r');
+  key.add(n.ids.data()).add(n.ids.size()).add(p.n_dims).add(p.freq_base).add(p.freq_scale).add(p.ext_factor);
+  key.add(p.attn_factor).add(p.beta_fast).add(p.beta_slow).add(p.n_ctx_orig);
+  if (n.n_src == 2) key.add(n.src[1].buffer).add(n.src[1].offset).add(n.src[1].data);
+  w.op(2, w.shared_table(key.str(), [&] { return rope_table(n); }));
   return groups_of((n.dst.ne[0] + 1) / 2 * n.dst.ne[1] * n.dst.ne[2], 256);
 }
 
 // A table of the node's (positions, ring cells) uploaded once per pass: a graph keeps equal
 // tables once (Graph::keep), so every layer's node points at the same one.
 uint32_t shared_ids(ParamWriter& w, std::span<const int32_t> ids) {
-  const std::string key =
-      "ids@" + std::to_string(reinterpret_cast<uintptr_t>(ids.data())) + "/" + std::to_string(ids.size());
-  return w.shared_table(key, [&] { return std::vector<uint32_t>(ids.begin(), ids.end()); });
+  const TableKey key = TableKey('i').add(ids.data()).add(ids.size());
+  return w.shared_table(key.str(), [&] { return std::vector<uint32_t>(ids.begin(), ids.end()); });
 }
 
 // Workgroups per (head, token) for attention.comp: on a GPU, when heads x tokens are too few
@@ -345,8 +375,7 @@ Result<uint32_t> encode_attention(const Node& n, const DeviceTraits& d, ParamWri
   w.op(5, n.n_src == 4 ? 1u : 0u);
   w.op(6, n.attn.cells.empty() ? 0u : shared_ids(w, n.attn.cells));  // a table never starts at word 0
   if (!n.attn.seqs.empty()) {
-    const std::string key = "seqs@" + std::to_string(reinterpret_cast<uintptr_t>(n.attn.seqs.data()));
-    w.op(7, w.shared_table(key, [&] {
+    w.op(7, w.shared_table(TableKey('s').add(n.attn.seqs.data()).str(), [&] {
       std::vector<uint32_t> cells;  // per token: its sequence's first cell and cell count
       for (const AttnSeq& s : n.attn.seqs) {
         for (int32_t t = 0; t < s.n_tokens; ++t) {
@@ -392,8 +421,8 @@ bool attention_kernel_types(std::span<const DType> types) {
 
 // A GLU node, or one fused with the two products before it (src: gate weights, their input,
 // up weights): mul_mat_vec.comp's GLU variant, a workgroup per row as for the gate product.
-std::string glu_shader(const Node& n, const std::string& glu) {
-  return n.n_src == 3 ? mat_vec_shader(n, glu) : glu;
+std::string glu_shader(const Node& n, const DeviceTraits& d, const std::string& glu) {
+  return n.n_src == 3 ? mat_vec_shader(n, d, glu) : glu;
 }
 Result<uint32_t> encode_glu(const Node& n, const DeviceTraits& d, ParamWriter& w) {
   return n.n_src == 3 ? encode_mul_mat(n, d, w) : encode_elementwise(n, d, w);
@@ -410,12 +439,12 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("mul"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("add"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rope"); }, encode_rope},
-    {all_f32, [](const Node& n, const DeviceTraits&) { return glu_shader(n, "swiglu"); }, encode_glu},
+    {all_f32, [](const Node& n, const DeviceTraits& d) { return glu_shader(n, d, "swiglu"); }, encode_glu},
     {attention_kernel_types,
      [](const Node& n, const DeviceTraits&) { return "attention_" + type_suffix(n.src[1].type); },
      encode_attention},
     {copy_types, copy_shader, encode_copy},
-    {all_f32, [](const Node& n, const DeviceTraits&) { return glu_shader(n, "geglu"); }, encode_glu},
+    {all_f32, [](const Node& n, const DeviceTraits& d) { return glu_shader(n, d, "geglu"); }, encode_glu},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("scale"); }, encode_scale},
     {all_f32,
      [](const Node& n, const DeviceTraits&) { return std::string(n.n_src == 2 ? "norm_mul" : "norm"); },
@@ -433,6 +462,19 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
 
 bool mat_vec_product(const Node& n, const DeviceTraits& d) {
   return mul_mat_kernel(n, d) == MulMatKernel::kVec;
+}
+
+std::string activation_quantizer(const Node& n) {
+  const DType t = n.src[0].type;
+  if (dtype_info(t).block_size == 256) return "quantize_q8_k";
+  return t == DType::kQ4_1 || t == DType::kQ5_1 ? "quantize_q8_1" : "quantize_q8_0";
+}
+
+bool int_dot_product(const Node& n, const DeviceTraits& d) {
+  const bool product = n.op == Op::kMulMat || ((n.op == Op::kSwiglu || n.op == Op::kGeglu) && n.n_src == 3);
+  const bool vec = product ? mat_vec_product(n, d)
+                           : n.op == Op::kMulMatId && mul_mat_id_kernel(n, d) == MulMatKernel::kVec;
+  return d.int_dot && vec && int_dot_type(n.src[0].type) && n.src[1].nb[0] == sizeof(float);
 }
 
 const VulkanKernel& vulkan_kernel(Op op) {

@@ -61,6 +61,8 @@ class ParamWriter {
 // SIMD lanes of one thread, where barriers are costly and wide rows per invocation are not.
 struct DeviceTraits {
   bool cpu = false;
+  // Decode's products of the types mat_vec_idot.glsl has take integer dot products.
+  bool int_dot = false;
 };
 
 struct VulkanKernel {
@@ -74,5 +76,15 @@ struct VulkanKernel {
 const VulkanKernel& vulkan_kernel(Op op);
 // Whether a MUL_MAT node runs decode's product, mul_mat_vec.comp.
 bool mat_vec_product(const Node& n, const DeviceTraits& d);
+// Whether n (a MUL_MAT or MUL_MAT_ID, or a GLU fused with its products) runs mul_mat_vec.comp
+// with integer dot products. Its activations (src[1]) are then quantized first by
+// activation_quantizer(n) into quantized_words(k) scratch words a column, whose first word
+// goes in n's op word 0.
+bool int_dot_product(const Node& n, const DeviceTraits& d);
+// The shaders/quantize_q8.comp variant for n's weight type: its activations rounded as
+// ggml's CPU rounds them for that type (its vec_dot_type: Q8_K for K-quants, Q8_1 for Q4_1
+// and Q5_1, Q8_0 for the others).
+std::string activation_quantizer(const Node& n);
+inline uint32_t quantized_words(int64_t k) { return static_cast<uint32_t>(k / 4 + k / 16); }
 
 }  // namespace paddock

@@ -67,5 +67,58 @@ TEST(VulkanAttention, PromptsAndCpuDevicesRunUnsplit) {
   EXPECT_EQ(Attention(1, 4000).encode({.cpu = true})[1], 1u);
 }
 
+// A product of 1024 rows of `type` weights (4096 values each) by `columns` activation
+// columns: decode's product when columns is 1.
+Node product(DType type, int64_t columns, Op op = Op::kMulMat) {
+  Node n;
+  n.op = op;
+  n.n_src = 2;
+  n.src[0].type = type;
+  n.src[0].ne = {4096, 1024, 1, 1};
+  n.src[1].ne = {4096, columns, 1, 1};
+  n.src[1].nb = {4, 4096 * 4, 4096 * 4 * static_cast<size_t>(columns),
+                 4096 * 4 * static_cast<size_t>(columns)};
+  n.dst.ne = {1024, columns, 1, 1};
+  return n;
+}
+
+TEST(VulkanIntDot, DecodeProductsOfTheTypesWithPartsTakeIt) {
+  const DeviceTraits gpu{.cpu = false, .int_dot = true};
+  for (DType t : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kQ4_K,
+                  DType::kQ5_K, DType::kQ6_K}) {
+    EXPECT_TRUE(int_dot_product(product(t, 1), gpu)) << dtype_name(t);
+    EXPECT_EQ(vulkan_kernel(Op::kMulMat).shader(product(t, 1), gpu).rfind("mul_mat_vec_idot_", 0), 0u);
+  }
+  Node glu = product(DType::kQ4_K, 1, Op::kSwiglu);  // fused with its gate and up products
+  glu.n_src = 3;
+  glu.src[2] = glu.src[0];
+  EXPECT_TRUE(int_dot_product(glu, gpu));
+  EXPECT_EQ(vulkan_kernel(Op::kSwiglu).shader(glu, gpu), "mul_mat_vec_idot_swiglu_q4_k");
+  Node experts = product(DType::kQ6_K, 1, Op::kMulMatId);  // 8 experts, 2 slots of 1 token
+  experts.n_src = 3;
+  experts.src[0].ne[2] = 8;
+  experts.dst.ne = {1024, 2, 1, 1};
+  EXPECT_TRUE(int_dot_product(experts, gpu));
+  EXPECT_EQ(vulkan_kernel(Op::kMulMatId).shader(experts, gpu), "mul_mat_vec_idot_id_q6_k");
+}
+
+TEST(VulkanIntDot, OtherProductsKeepFloatActivations) {
+  const DeviceTraits gpu{.cpu = false, .int_dot = true};
+  EXPECT_FALSE(int_dot_product(product(DType::kQ4_K, 1), {.cpu = false, .int_dot = false}));
+  EXPECT_FALSE(int_dot_product(product(DType::kQ4_K, 1), {.cpu = true, .int_dot = true}));
+  EXPECT_FALSE(int_dot_product(product(DType::kQ4_K, 64), gpu));  // a prompt: tiles
+  for (DType t : {DType::kF16, DType::kQ2_K, DType::kQ3_K, DType::kIQ4_NL, DType::kIQ4_XS, DType::kMXFP4}) {
+    EXPECT_FALSE(int_dot_product(product(t, 1), gpu)) << dtype_name(t);
+  }
+  Node strided = product(DType::kQ8_0, 1);  // activations a row apart (a transposed view)
+  strided.src[1].nb[0] = 8;
+  EXPECT_FALSE(int_dot_product(strided, gpu));
+  EXPECT_EQ(vulkan_kernel(Op::kMulMat).shader(strided, gpu), "mul_mat_vec_q8_0");
+}
+
+TEST(VulkanIntDot, AQuantizedColumnIsItsBytesThenAScaleAndSumPer32) {
+  EXPECT_EQ(quantized_words(4096), 4096u / 4 + 2 * 4096u / 32);
+}
+
 }  // namespace
 }  // namespace paddock

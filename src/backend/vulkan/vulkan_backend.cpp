@@ -55,15 +55,29 @@ struct Transfer {
   size_t staged;  // offset in the staging buffer
 };
 
-// One node as the pass records it.
+// Scratch words [first, end) a dispatch writes or reads for another (a kernel's own working
+// memory within one dispatch is not listed).
+using WordRange = std::pair<uint32_t, uint32_t>;
+
+// One node as the pass records it (or a step before one: quantizing a product's activations).
 struct Dispatch {
   VkPipeline pipeline;
   uint32_t base;  // word offset of its parameters
   uint32_t groups;
   std::array<Bound, kKernelBindings - 1> bound;  // dst, then the sources
   size_t sources = 0;
+  bool writes_dst = true;
+  WordRange scratch_out{}, scratch_in{};
   VkDescriptorSet set = VK_NULL_HANDLE;
 };
+
+bool same_bytes(const Bound& a, const Bound& b) {
+  return a.buffer == b.buffer && a.offset + a.start == b.offset + b.start && a.bytes == b.bytes;
+}
+bool bytes_meet(const Bound& a, const Bound& b) {
+  return a.buffer == b.buffer && a.offset + a.start < b.offset + b.start + b.bytes &&
+         b.offset + b.start < a.offset + a.start + a.bytes;
+}
 
 // A dispatch's descriptor set contents: (buffer, offset, range) of each binding.
 struct SetKey {
@@ -397,14 +411,19 @@ Status VulkanBackend::assign_sets(std::vector<Dispatch>& dispatches) {
 class Hazards {
  public:
   bool conflicts(const Dispatch& d) const {
-    if (overlaps(written_, span(d.bound[0])) || overlaps(read_, span(d.bound[0]))) return true;
+    if (d.writes_dst && (overlaps(written_, span(d.bound[0])) || overlaps(read_, span(d.bound[0]))))
+      return true;
+    if (overlaps(written_, scratch(d.scratch_out)) || overlaps(read_, scratch(d.scratch_out))) return true;
+    if (overlaps(written_, scratch(d.scratch_in))) return true;
     for (size_t i = 1; i <= d.sources; ++i) {
       if (overlaps(written_, span(d.bound[i]))) return true;
     }
     return false;
   }
   void add(const Dispatch& d) {
-    written_.push_back(span(d.bound[0]));
+    if (d.writes_dst) written_.push_back(span(d.bound[0]));
+    if (d.scratch_out.second > 0) written_.push_back(scratch(d.scratch_out));
+    if (d.scratch_in.second > 0) read_.push_back(scratch(d.scratch_in));
     for (size_t i = 1; i <= d.sources; ++i) read_.push_back(span(d.bound[i]));
   }
   void clear() {
@@ -418,6 +437,10 @@ class Hazards {
     VkDeviceSize lo, hi;
   };
   static Span span(const Bound& b) { return {b.buffer, b.offset + b.start, b.offset + b.start + b.bytes}; }
+  // The scratch binding's words, as a span of no real buffer.
+  static Span scratch(WordRange w) {
+    return {VK_NULL_HANDLE, VkDeviceSize{4} * w.first, VkDeviceSize{4} * w.second};
+  }
   static bool overlaps(const std::vector<Span>& spans, const Span& s) {
     return std::any_of(spans.begin(), spans.end(),
                        [&](const Span& t) { return t.buffer == s.buffer && t.lo < s.hi && s.lo < t.hi; });
@@ -433,6 +456,52 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   std::vector<Dispatch> dispatches;
   std::vector<std::string> kernels;  // each dispatch's shader (profiled: and weight shape)
   ParamWriter words;
+  // Activations quantized for integer-dot products in this pass, by the bytes they came
+  // from and the quantizer (a layer's q, k and v products share one), until a dispatch
+  // writes those bytes.
+  struct Quantized {
+    Bound from;
+    std::string quantizer;
+    WordRange words;
+  };
+  std::vector<Quantized> quantized;
+  std::vector<const Node*> finishes;  // per dispatch: the graph node it completes, if any
+  const auto push = [&](const Dispatch& d, std::string kernel, const Node* node) {
+    if (d.writes_dst)
+      std::erase_if(quantized, [&](const Quantized& q) { return bytes_meet(q.from, d.bound[0]); });
+    dispatches.push_back(d);
+    kernels.push_back(std::move(kernel));
+    finishes.push_back(node);
+  };
+  // The scratch words of x's columns quantized by `quantizer` (quantize_q8.comp), made now
+  // if not yet.
+  const auto quantize = [&](const TensorView& x, const Bound& from,
+                            const std::string& quantizer) -> Result<WordRange> {
+    for (const Quantized& q : quantized) {
+      if (same_bytes(q.from, from) && q.quantizer == quantizer) return q.words;
+    }
+    Node q;
+    q.dst = x;
+    q.src[0] = x;
+    q.n_src = 1;
+    Dispatch d;
+    PADDOCK_ASSIGN(d.pipeline, pipelines_.get(quantizer));
+    d.bound.fill(from);
+    d.sources = 1;
+    d.writes_dst = false;
+    const int64_t columns = x.ne[1] * x.ne[2];
+    const uint32_t n = quantized_words(x.ne[0]) * static_cast<uint32_t>(columns);
+    d.scratch_out = {words.scratch_words(n), 0};
+    d.scratch_out.second = d.scratch_out.first + n;
+    std::array<uint32_t, 5> starts{};
+    starts.fill(from.start);
+    d.base = words.begin_node(q, starts);
+    words.op(0, d.scratch_out.first);
+    d.groups = static_cast<uint32_t>((x.ne[0] / 32 * columns + 63) / 64);  // an invocation per 32 values
+    push(d, quantizer, nullptr);
+    quantized.push_back({from, quantizer, d.scratch_out});
+    return d.scratch_out;
+  };
   Node fused;
   for (size_t at = 0; at < nodes.size(); ++at) {
     const Node* node = &nodes[at];
@@ -445,11 +514,10 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     const Node& n = *node;
     const VulkanKernel& k = vulkan_kernel(n.op);
     Dispatch d;
-    kernels.push_back(k.shader(n, traits_));
-    PADDOCK_ASSIGN(d.pipeline, pipelines_.get(kernels.back()));
-    if (profiler_.enabled() &&
-        kernels.back().starts_with("mul_m")) {  // products: time each weight shape apart
-      kernels.back() += " " + std::to_string(n.src[0].ne[0]) + "x" + std::to_string(n.src[0].ne[1]);
+    std::string kernel = k.shader(n, traits_);
+    PADDOCK_ASSIGN(d.pipeline, pipelines_.get(kernel));
+    if (profiler_.enabled() && kernel.starts_with("mul_m")) {  // products: time each weight shape apart
+      kernel += " " + std::to_string(n.src[0].ne[0]) + "x" + std::to_string(n.src[0].ne[1]);
     }
     for (int i = 0; i < n.n_src; ++i) {  // sources first: an in-place node reads before it writes
       PADDOCK_ASSIGN(d.bound[static_cast<size_t>(i) + 1], bind(n.src[static_cast<size_t>(i)], false, mirrors));
@@ -457,11 +525,15 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     PADDOCK_ASSIGN(d.bound[0], bind(n.dst, true, mirrors));
     d.sources = static_cast<size_t>(n.n_src);
     for (size_t i = d.sources + 1; i < d.bound.size(); ++i) d.bound[i] = d.bound[0];
+    if (int_dot_product(n, traits_)) {
+      PADDOCK_ASSIGN(d.scratch_in, quantize(n.src[1], d.bound[2], activation_quantizer(n)));
+    }
     std::array<uint32_t, 5> starts{};
     for (size_t i = 0; i < starts.size(); ++i) starts[i] = d.bound[i].start;
     d.base = words.begin_node(n, starts);
     PADDOCK_ASSIGN(d.groups, k.encode(n, traits_, words));
-    dispatches.push_back(d);
+    if (d.scratch_in.second > 0) words.op(0, d.scratch_in.first);
+    push(d, std::move(kernel), &nodes[at]);  // by node (dumps), nothing is fused
   }
   if (dispatches.empty()) return Status::ok();
   PADDOCK_TRY(ensure_params(words.bytes()));
@@ -527,11 +599,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     profiler_.stamp(cmd, static_cast<uint32_t>(to));
     if (to == dispatches.size() && !downs.empty()) {  // after the last barrier: results to the host
       copy(cmd, down_.buffer, downs, false);
-      VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-      to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-      to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
-                           nullptr, 0, nullptr);
+      record_copies_to_host(cmd);
     }
   };
   // A view the pass wrote in a mirrored host buffer, back into that buffer (node by node).
@@ -568,21 +636,30 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
       profiler_.begin(cmd, static_cast<uint32_t>(dispatches.size()));
       record(cmd, i, i + 1);
     }));
-    copy_back(nodes[i].dst);
-    after(nodes[i]);
+    if (finishes[i] == nullptr) continue;
+    copy_back(finishes[i]->dst);
+    after(*finishes[i]);
   }
   return Status::ok();
 }
 
 }  // namespace
 
-Result<std::unique_ptr<Backend>> make_vulkan_backend(const std::string& selector, bool gpu_tuning) {
+Result<std::unique_ptr<Backend>> make_vulkan_backend(const std::string& selector, VulkanTuning tuning) {
   PADDOCK_ASSIGN(std::shared_ptr<VulkanContext> ctx,
                  open_vulkan(selector.empty() ? env_get_or("VULKAN_DEVICE", "") : selector));
   // PADDOCK_VULKAN_TUNING=gpu: a CPU device (lavapipe) runs the GPU kernels and fusions, as
   // golden tests check end to end.
-  const bool tuned_for_gpu = gpu_tuning || env_get_or("VULKAN_TUNING", "") == "gpu";
-  const DeviceTraits traits{.cpu = ctx->info().is_cpu && !tuned_for_gpu};
+  const bool tuned_for_gpu = tuning.gpu || env_get_or("VULKAN_TUNING", "") == "gpu";
+  const std::string int_dot = env_get_or("VULKAN_INT_DOT", "");
+  if (!tuning.int_dot && (int_dot == "0" || int_dot == "1")) tuning.int_dot = int_dot == "1";
+  const VulkanDeviceInfo& info = ctx->info();
+  DeviceTraits traits{.cpu = info.is_cpu && !tuned_for_gpu};
+  if (tuning.int_dot.value_or(false) && !info.int_dot) {
+    return invalid_argument("vulkan: " + info.name +
+                            " has no integer dot products (asked for by PADDOCK_VULKAN_INT_DOT=1)");
+  }
+  traits.int_dot = !traits.cpu && info.int_dot && tuning.int_dot.value_or(info.int_dot_accelerated);
   auto be = std::make_unique<VulkanBackend>(std::move(ctx), traits);
   PADDOCK_TRY(be->init());
   return std::unique_ptr<Backend>(std::move(be));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "backend/backend.h"
@@ -19,9 +20,17 @@
 namespace paddock {
 
 // The device `selector` names (vulkan_device.h open_vulkan: an index or part of a name;
-// empty: PADDOCK_VULKAN_DEVICE, else the first GPU). kNotFound / kUnsupported say why none.
-// gpu_tuning (or PADDOCK_VULKAN_TUNING=gpu): shape work as for a GPU even on a CPU device
-// (tests run both tunings on lavapipe).
-Result<std::unique_ptr<Backend>> make_vulkan_backend(const std::string& selector, bool gpu_tuning = false);
+// empty: PADDOCK_VULKAN_DEVICE, else the first GPU). kNotFound / kUnsupported say why none;
+// kInvalidArgument: a setting asks for what the device lacks.
+// How kernels are chosen, beyond what the device says of itself.
+struct VulkanTuning {
+  // Shape work as for a GPU even on a CPU device (or PADDOCK_VULKAN_TUNING=gpu; tests run
+  // both tunings on lavapipe).
+  bool gpu = false;
+  // Decode's products with integer dot products: by default where the driver accelerates
+  // them; set, wherever the device has them at all (or PADDOCK_VULKAN_INT_DOT=1 / 0).
+  std::optional<bool> int_dot;
+};
+Result<std::unique_ptr<Backend>> make_vulkan_backend(const std::string& selector, VulkanTuning tuning = {});
 
 }  // namespace paddock

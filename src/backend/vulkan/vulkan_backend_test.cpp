@@ -14,7 +14,8 @@ namespace {
 // Descriptor sets are kept across passes by the buffers they name; a buffer destroyed and
 // another made in its place (drivers reuse the handle) must not be read through a kept set.
 TEST(VulkanBackend, PassesAfterBuffersAreReplacedReadTheNewOnes) {
-  Result<std::unique_ptr<Backend>> made = make_vulkan_backend(env_get_or("VULKAN_DEVICE", "llvmpipe"), true);
+  Result<std::unique_ptr<Backend>> made =
+      make_vulkan_backend(env_get_or("VULKAN_DEVICE", "llvmpipe"), {.gpu = true});
   ASSERT_TRUE(made.ok()) << made.status().to_string();
   Backend& be = **made;
   constexpr int64_t kN = 1000;

@@ -108,6 +108,14 @@ std::vector<VulkanDeviceInfo> list_vulkan_devices() {
   return out;
 }
 
+void record_copies_to_host(VkCommandBuffer cmd) {
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                       nullptr, 0, nullptr);
+}
+
 Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector) {
   PADDOCK_ASSIGN(VkInstance instance, create_instance());
   const std::vector<VkPhysicalDevice> ps = physical_devices(instance);
@@ -152,9 +160,22 @@ Status VulkanContext::init(VkInstance instance, VkPhysicalDevice physical, Vulka
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   f11.pNext = &f12;
+  VkPhysicalDeviceShaderIntegerDotProductFeatures fdot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  const bool has_dot = has_extension(physical, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  if (has_dot) f12.pNext = &fdot;
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.pNext = &f11;
   vkGetPhysicalDeviceFeatures2(physical, &f2);
+  info_.int_dot = has_dot && fdot.shaderIntegerDotProduct;
+  if (info_.int_dot) {
+    VkPhysicalDeviceShaderIntegerDotProductProperties pdot{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    p2.pNext = &pdot;
+    vkGetPhysicalDeviceProperties2(physical, &p2);
+    info_.int_dot_accelerated = pdot.integerDotProduct4x8BitPackedSignedAccelerated;
+  }
   if (!f11.storageBuffer16BitAccess || !f12.storageBuffer8BitAccess) {
     return unsupported("vulkan: " + info_.name + " lacks 8- and 16-bit storage buffer access, which the kernels need");
   }
@@ -168,6 +189,10 @@ Status VulkanContext::init(VkInstance instance, VkPhysicalDevice physical, Vulka
   VkPhysicalDeviceFeatures2 e2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   e2.pNext = &e11;
   e2.features.shaderInt16 = f2.features.shaderInt16;
+  VkPhysicalDeviceShaderIntegerDotProductFeatures edot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  edot.shaderIntegerDotProduct = VK_TRUE;
+  if (info_.int_dot) e12.pNext = &edot;
 
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(physical, &nq, nullptr);
@@ -187,6 +212,7 @@ Status VulkanContext::init(VkInstance instance, VkPhysicalDevice physical, Vulka
   std::vector<const char*> exts;
   has_budget_ = has_extension(physical, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   if (has_budget_) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  if (info_.int_dot) exts.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &e2;
   dci.queueCreateInfoCount = 1;
@@ -391,11 +417,7 @@ void VulkanContext::download(VkBuffer src, size_t offset, std::span<uint8_t> byt
     const Status st = submit([&](VkCommandBuffer cmd) {
       const VkBufferCopy region{offset + done, 0, n};
       vkCmdCopyBuffer(cmd, src, readback_.buffer, 1, &region);
-      VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};  // the copy's bytes visible to the host
-      to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-      to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-      vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
-                           nullptr, 0, nullptr);
+      record_copies_to_host(cmd);
     });
     PADDOCK_CHECK(st.is_ok());
     std::memcpy(bytes.data() + done, readback_.data, n);

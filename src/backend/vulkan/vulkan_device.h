@@ -31,6 +31,11 @@ struct VulkanDeviceInfo {
   std::string type;  // "discrete", "integrated", "virtual", "cpu", "other"
   bool is_cpu = false;
   uint64_t local_bytes = 0;  // the largest device-local heap
+  // Integer dot products of four packed bytes (VK_KHR_shader_integer_dot_product), enabled
+  // on the device; `accelerated`: the driver says they run faster than the same arithmetic
+  // spelled out (a GPU's dp4a, not lavapipe's emulation).
+  bool int_dot = false;
+  bool int_dot_accelerated = false;
 };
 
 // Every Vulkan device the loader finds (an empty list when there is no loader or driver).
@@ -129,6 +134,10 @@ class VulkanContext : public std::enable_shared_from_this<VulkanContext>, public
 // `prefer` flags, else the first with the `want` flags alone; nothing when none has them.
 std::optional<uint32_t> pick_memory_type(const VkPhysicalDeviceMemoryProperties& mem, uint32_t bits,
                                          VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer);
+
+// Records the barrier after copies into host-visible memory that makes their bytes visible to
+// the host once the submission's fence has signalled.
+void record_copies_to_host(VkCommandBuffer cmd);
 
 // Opens the device `selector` names (an index into list_vulkan_devices(), or a substring of
 // its name, case-insensitive), or when empty the first GPU, discrete ones first. kNotFound

@@ -35,6 +35,86 @@ DEFINE_SCALE_MIN_K4(C)
 #define W_SCALE_MIN_K4(sc, s) A_scale_min_k4(sc, s)
 #endif
 
+// What the float parts and the integer ones (mat_vec_idot.glsl) share: per type, QK values in
+// BLOCK bytes, split into PARTS parts, and the parts' level unpacking.
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+const uint QK = 256, PARTS = 16;
+#ifdef TYPE_Q4_K
+const uint BLOCK = 144, QS = 16;
+#else
+const uint BLOCK = 176, QS = 48;
+#endif
+// get_scale_min_k4 of sub-blocks 2g (low nibbles) and 2g + 1 (high) for g = g0 + 2k, from the
+// scale words sw: 6-bit scales and mins, of sub-blocks 4.. from the third word and the top
+// bits of the first two.
+void scale_min_k4(const uint sw[3], uint g0, uint k, out float sc[2], out float mn[2]) {
+  [[unroll]] for (uint t = 0; t < 2; ++t) {
+    const uint sh = 8 * (2 * g0 + t);  // the byte of sub-block 2g0 + t, or 2g0 + t + 4
+    if (k == 0) {
+      sc[t] = float((sw[0] >> sh) & 63u);
+      mn[t] = float((sw[1] >> sh) & 63u);
+    } else {
+      sc[t] = float(((sw[2] >> sh) & 15u) | ((sw[0] >> sh >> 2) & 0x30u));
+      mn[t] = float(((sw[2] >> sh >> 4) & 15u) | ((sw[1] >> sh >> 2) & 0x30u));
+    }
+  }
+}
+// Nibble word j of sub-block pair g: four levels each of sub-blocks 2g (l) and 2g + 1 (h);
+// Q5_K's fifth bits from its mask (bit s of byte i: sub-block s, value i).
+void levels_k4(uint blk, uint j, uint g, bool second, out uint l, out uint h) {
+  const uint w = W_U((blk + QS + 32 * g + 4 * j) >> 2);
+  l = w & 0x0F0F0F0Fu;
+  h = (w >> 4) & 0x0F0F0F0Fu;
+#ifdef TYPE_Q5_K
+  const uint qh = W_U((blk + 16 + 4 * j) >> 2);
+  l |= ((qh >> (2 * g)) & 0x01010101u) << 4;
+  h |= ((qh >> (2 * g + 1)) & 0x01010101u) << 4;
+#endif
+}
+#elif defined(TYPE_Q6_K)
+const uint QK = 256, PARTS = 16, BLOCK = 210;
+// The 6-bit levels of four values in each quarter of a half: low nibbles from qa (quarters 0
+// and 2) and qb (1 and 3), two high bits each from qh.
+uint[4] q6_k_levels(uint qa, uint qb, uint qh) {
+  return uint[4]((qa & 0x0F0F0F0Fu) | ((qh & 0x03030303u) << 4),
+                 (qb & 0x0F0F0F0Fu) | (((qh >> 2) & 0x03030303u) << 4),
+                 ((qa >> 4) & 0x0F0F0F0Fu) | (((qh >> 4) & 0x03030303u) << 4),
+                 ((qb >> 4) & 0x0F0F0F0Fu) | (((qh >> 6) & 0x03030303u) << 4));
+}
+#elif defined(TYPE_Q8_0)
+const uint QK = 32, PARTS = 4, BLOCK = 34;
+#elif defined(TYPE_Q4_0) || defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+const uint QK = 32, PARTS = 2;
+#if defined(TYPE_Q4_0)
+const uint BLOCK = 18, QS = 2;
+#elif defined(TYPE_Q4_1)
+const uint BLOCK = 20, QS = 4;
+#elif defined(TYPE_Q5_0)
+const uint BLOCK = 22, QS = 6, QH = 2;
+#else
+const uint BLOCK = 24, QS = 8, QH = 4;
+#endif
+// The low four bits of `bits` as bit 4 of four bytes.
+uint fifth_bits(uint bits) { return ((bits & 1u) | ((bits & 2u) << 7) | ((bits & 4u) << 14) | ((bits & 8u) << 21)) << 4; }
+// Part p's levels from the quant words at byte `at` of block blk (values 8p.. in the low
+// nibbles, 16 + 8p.. in the high ones), with Q5_0 and Q5_1's fifth bits from the block's mask.
+uint[4] part_levels(uint blk, uint p, uint at, bool second) {
+  const uint w0 = W_WORD2(at), w1 = W_WORD2(at + 4);
+  uint q[4] = {w0 & 0x0F0F0F0Fu, w1 & 0x0F0F0F0Fu, (w0 >> 4) & 0x0F0F0F0Fu, (w1 >> 4) & 0x0F0F0F0Fu};
+#if defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+  const uint qh = W_WORD2(blk + QH) >> (8 * p);
+  q[0] |= fifth_bits(qh);
+  q[1] |= fifth_bits(qh >> 4);
+  q[2] |= fifth_bits(qh >> 16);
+  q[3] |= fifth_bits(qh >> 20);
+#endif
+  return q;
+}
+#endif
+
+#ifdef INT_DOT
+#include "mat_vec_idot.glsl"
+#else
 // Four activations from byte x (consecutive elements): one 16-byte load where the column is
 // dense and aligned.
 uint xs;
@@ -53,41 +133,17 @@ vec4 bytes4(uint w) { return vec4(unpack8(w)); }
 // high ones), so eight adjacent invocations read 32 adjacent activations (whole cache lines;
 // the H100 ran the Q6_K kernel, laid out so, at 1.3 TB/s against 0.8 for Q4_K laid out
 // otherwise). The scales come as three words.
-const uint QK = 256, PARTS = 16;
-#ifdef TYPE_Q4_K
-const uint BLOCK = 144, QS = 16;
-#else
-const uint BLOCK = 176, QS = 48;
-#endif
 float part_dot(uint blk, uint p, uint x, bool second) {
   const uint j = p & 7, g0 = p >> 3;
-  const uint sw0 = W_U((blk + 4) >> 2), sw1 = W_U((blk + 8) >> 2), sw2 = W_U((blk + 12) >> 2);
-#ifdef TYPE_Q5_K
-  const uint qh = W_U((blk + 16 + 4 * j) >> 2);  // bit s of byte i: sub-block s, value i
-#endif
+  const uint sw[3] = {W_U((blk + 4) >> 2), W_U((blk + 8) >> 2), W_U((blk + 12) >> 2)};
   float dq = 0.0, dmin = 0.0;
   [[unroll]] for (uint k = 0; k < 2; ++k) {
     const uint g = g0 + 2 * k, xa = x + (64 * g + 4 * j) * xs;
     const vec4 xl = x4(xa), xh = x4(xa + 32 * xs);
-    const uint w = W_U((blk + QS + 32 * g + 4 * j) >> 2);
-    uint l = w & 0x0F0F0F0Fu, h = (w >> 4) & 0x0F0F0F0Fu;
-#ifdef TYPE_Q5_K
-    l |= ((qh >> (2 * g)) & 0x01010101u) << 4;
-    h |= ((qh >> (2 * g + 1)) & 0x01010101u) << 4;
-#endif
-    // get_scale_min_k4 of sub-blocks 2g (low) and 2g + 1 (high): 6-bit scales and mins, of
-    // sub-blocks 4.. from the third word and the top bits of the first two.
+    uint l, h;
+    levels_k4(blk, j, g, second, l, h);
     float sc[2], mn[2];
-    [[unroll]] for (uint t = 0; t < 2; ++t) {
-      const uint sh = 8 * (2 * g0 + t);  // the byte of sub-block 2g0 + t, or 2g0 + t + 4
-      if (k == 0) {
-        sc[t] = float((sw0 >> sh) & 63u);
-        mn[t] = float((sw1 >> sh) & 63u);
-      } else {
-        sc[t] = float(((sw2 >> sh) & 15u) | ((sw0 >> sh >> 2) & 0x30u));
-        mn[t] = float(((sw2 >> sh >> 4) & 15u) | ((sw1 >> sh >> 2) & 0x30u));
-      }
-    }
+    scale_min_k4(sw, g0, k, sc, mn);
     dq += sc[0] * dot(bytes4(l), xl) + sc[1] * dot(bytes4(h), xh);
     dmin += mn[0] * dot(xl, vec4(1.0)) + mn[1] * dot(xh, vec4(1.0));
   }
@@ -97,16 +153,12 @@ float part_dot(uint blk, uint p, uint x, bool second) {
 #elif defined(TYPE_Q6_K)
 // 16 parts of a 256-value block: part p takes values l0 = 4(p % 8).. of each quarter of half
 // p / 8 (low bytes at l0 and 32 + l0, high bits at l0).
-const uint QK = 256, PARTS = 16, BLOCK = 210;
 float part_dot(uint blk, uint p, uint x, bool second) {
   const uint n = p >> 3, l0 = 4 * (p & 7);
   const uint xa = x + (128 * n + l0) * xs;
   const uint qa = W_WORD2(blk + 64 * n + l0), qb = W_WORD2(blk + 64 * n + 32 + l0);
   const uint qh = W_WORD2(blk + 128 + 32 * n + l0);
-  const uint q[4] = {(qa & 0x0F0F0F0Fu) | ((qh & 0x03030303u) << 4),
-                     (qb & 0x0F0F0F0Fu) | (((qh >> 2) & 0x03030303u) << 4),
-                     ((qa >> 4) & 0x0F0F0F0Fu) | (((qh >> 4) & 0x03030303u) << 4),
-                     ((qb >> 4) & 0x0F0F0F0Fu) | (((qh >> 6) & 0x03030303u) << 4)};
+  const uint q[4] = q6_k_levels(qa, qb, qh);
   const uint sc = blk + 192 + 8 * n + (l0 >> 4);
   float acc = 0.0;
   [[unroll]] for (uint k = 0; k < 4; ++k) {
@@ -191,7 +243,6 @@ float part_dot(uint blk, uint p, uint x, bool second) {
 }
 #elif defined(TYPE_Q8_0)
 // 4 parts of a 32-value block: 8 values each.
-const uint QK = 32, PARTS = 4, BLOCK = 34;
 float part_dot(uint blk, uint p, uint x, bool second) {
   const uint at = blk + 2 + 8 * p, xa = x + 8 * p * xs;
   return f16_at(W_H(blk >> 1)) * (dot(signed_bytes(W_WORD2(at)), x4(xa)) + dot(signed_bytes(W_WORD2(at + 4)), x4(xa + 4 * xs)));
@@ -200,31 +251,11 @@ float part_dot(uint blk, uint p, uint x, bool second) {
 // 2 parts of a 32-value block: part p takes quant bytes 8p.. (values 8p.. in the low nibbles,
 // 16 + 8p.. in the high ones) and, for Q5_0 and Q5_1, those values' fifth bits from the block's
 // 32-bit mask at QH.
-const uint QK = 32, PARTS = 2;
-#if defined(TYPE_Q4_0)
-const uint BLOCK = 18, QS = 2;
-#elif defined(TYPE_Q4_1)
-const uint BLOCK = 20, QS = 4;
-#elif defined(TYPE_Q5_0)
-const uint BLOCK = 22, QS = 6, QH = 2;
-#else
-const uint BLOCK = 24, QS = 8, QH = 4;
-#endif
-// The low four bits of `bits` as bit 4 of four bytes.
-uint fifth_bits(uint bits) { return ((bits & 1u) | ((bits & 2u) << 7) | ((bits & 4u) << 14) | ((bits & 8u) << 21)) << 4; }
 float part_dot(uint blk, uint p, uint x, bool second) {
   const uint at = blk + QS + 8 * p, xa = x + 8 * p * xs;
   const vec4 xv[4] = {x4(xa), x4(xa + 4 * xs), x4(xa + 16 * xs), x4(xa + 20 * xs)};
   const float xsum = dot(xv[0] + xv[1] + xv[2] + xv[3], vec4(1.0));
-  const uint w0 = W_WORD2(at), w1 = W_WORD2(at + 4);
-  uint q[4] = {w0 & 0x0F0F0F0Fu, w1 & 0x0F0F0F0Fu, (w0 >> 4) & 0x0F0F0F0Fu, (w1 >> 4) & 0x0F0F0F0Fu};
-#if defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
-  const uint qh = W_WORD2(blk + QH) >> (8 * p);
-  q[0] |= fifth_bits(qh);
-  q[1] |= fifth_bits(qh >> 4);
-  q[2] |= fifth_bits(qh >> 16);
-  q[3] |= fifth_bits(qh >> 20);
-#endif
+  const uint q[4] = part_levels(blk, p, at, second);
   const float dq = dot(bytes4(q[0]), xv[0]) + dot(bytes4(q[1]), xv[1]) + dot(bytes4(q[2]), xv[2]) + dot(bytes4(q[3]), xv[3]);
 #if defined(TYPE_Q4_0)
   return f16_at(W_H(blk >> 1)) * (dq - 8.0 * xsum);
@@ -236,6 +267,8 @@ float part_dot(uint blk, uint p, uint x, bool second) {
 #endif
 }
 #endif
+
+#endif  // INT_DOT
 
 // With GLU, each row's gate (src0) and up (src2) products, written as act(gate) * up
 // (glu.comp's formula): the FFN's two products and its GLU in one dispatch, sharing each
@@ -263,17 +296,25 @@ void main() {
   if (g >= rows * cols * batches) return;  // whole workgroups: barriers stay uniform
   const uint m = g % rows, j = (g / rows) % cols, b = g / (rows * cols);
   const uint tid = gl_LocalInvocationID.x, p = tid % PARTS;
+#ifndef INT_DOT
   xs = t_nb(T_SRC1, 0);
+#endif
 #ifdef ID
   find_slots(b, cols);
   const bool live = j < slot_count(cols);
   const uint w = live ? t_at(T_SRC0, m, uint(slot_expert[j]), 0) : 0;
-  const uint x0 = t_at(T_SRC1, t_ne(T_SRC1, 1) == 1 ? 0 : j, b, 0);
+  const uint xj = t_ne(T_SRC1, 1) == 1 ? 0 : j;
 #else
   const bool live = true;
-  const uint w = t_at(T_SRC0, m, 0, 0), x0 = t_at(T_SRC1, j, b, 0);
+  const uint w = t_at(T_SRC0, m, 0, 0), xj = j;
 #endif
+  const uint x0 = t_at(T_SRC1, xj, b, 0);
+#ifdef INT_DOT  // src1's columns quantized in order (quantize_q8.comp)
+  const uint k = t_ne(T_SRC0, 0);
+  set_column(pu(0) + (xj + t_ne(T_SRC1, 1) * b) * (k / 4 + k / 16), k);
+#else
   x_dense = xs == 4 && (x0 & 15) == 0;
+#endif
   const uint blocks = live ? t_ne(T_SRC0, 0) / QK : 0;
 #ifdef GLU
   const uint row_at[NW] = {w, t_at(T_SRC2, m, 0, 0)};
@@ -283,7 +324,11 @@ void main() {
   float acc[NW];
   [[unroll]] for (uint r = 0; r < NW; ++r) acc[r] = 0.0;
   for (uint i = tid / PARTS; i < blocks; i += WG / PARTS) {
+#ifdef INT_DOT
+    const uint x = i * QK;  // the value the block starts at
+#else
     const uint x = x0 + i * QK * xs;
+#endif
     [[unroll]] for (uint r = 0; r < NW; ++r) acc[r] += part_dot(row_at[r] + i * BLOCK, p, x, r == 1);
   }
   [[unroll]] for (uint r = 0; r < NW; ++r) {
