@@ -71,12 +71,16 @@ struct Dispatch {
   VkDescriptorSet set = VK_NULL_HANDLE;
 };
 
-bool same_bytes(const Bound& a, const Bound& b) {
-  return a.buffer == b.buffer && a.offset + a.start == b.offset + b.start && a.bytes == b.bytes;
-}
-bool bytes_meet(const Bound& a, const Bound& b) {
-  return a.buffer == b.buffer && a.offset + a.start < b.offset + b.start + b.bytes &&
-         b.offset + b.start < a.offset + a.start + a.bytes;
+// Bytes [lo, hi) of a device buffer; the scratch binding's words are spans of no buffer.
+struct Span {
+  VkBuffer buffer;
+  VkDeviceSize lo, hi;
+  bool operator==(const Span&) const = default;
+  bool meets(const Span& o) const { return buffer == o.buffer && lo < o.hi && o.lo < hi; }
+};
+Span span(const Bound& b) { return {b.buffer, b.offset + b.start, b.offset + b.start + b.bytes}; }
+Span scratch_span(WordRange w) {
+  return {VK_NULL_HANDLE, VkDeviceSize{4} * w.first, VkDeviceSize{4} * w.second};
 }
 
 // A dispatch's descriptor set contents: (buffer, offset, range) of each binding.
@@ -413,8 +417,9 @@ class Hazards {
   bool conflicts(const Dispatch& d) const {
     if (d.writes_dst && (overlaps(written_, span(d.bound[0])) || overlaps(read_, span(d.bound[0]))))
       return true;
-    if (overlaps(written_, scratch(d.scratch_out)) || overlaps(read_, scratch(d.scratch_out))) return true;
-    if (overlaps(written_, scratch(d.scratch_in))) return true;
+    if (overlaps(written_, scratch_span(d.scratch_out)) || overlaps(read_, scratch_span(d.scratch_out)))
+      return true;
+    if (overlaps(written_, scratch_span(d.scratch_in))) return true;
     for (size_t i = 1; i <= d.sources; ++i) {
       if (overlaps(written_, span(d.bound[i]))) return true;
     }
@@ -422,8 +427,8 @@ class Hazards {
   }
   void add(const Dispatch& d) {
     if (d.writes_dst) written_.push_back(span(d.bound[0]));
-    if (d.scratch_out.second > 0) written_.push_back(scratch(d.scratch_out));
-    if (d.scratch_in.second > 0) read_.push_back(scratch(d.scratch_in));
+    if (d.scratch_out.second > 0) written_.push_back(scratch_span(d.scratch_out));
+    if (d.scratch_in.second > 0) read_.push_back(scratch_span(d.scratch_in));
     for (size_t i = 1; i <= d.sources; ++i) read_.push_back(span(d.bound[i]));
   }
   void clear() {
@@ -432,18 +437,8 @@ class Hazards {
   }
 
  private:
-  struct Span {
-    VkBuffer buffer;
-    VkDeviceSize lo, hi;
-  };
-  static Span span(const Bound& b) { return {b.buffer, b.offset + b.start, b.offset + b.start + b.bytes}; }
-  // The scratch binding's words, as a span of no real buffer.
-  static Span scratch(WordRange w) {
-    return {VK_NULL_HANDLE, VkDeviceSize{4} * w.first, VkDeviceSize{4} * w.second};
-  }
   static bool overlaps(const std::vector<Span>& spans, const Span& s) {
-    return std::any_of(spans.begin(), spans.end(),
-                       [&](const Span& t) { return t.buffer == s.buffer && t.lo < s.hi && s.lo < t.hi; });
+    return std::any_of(spans.begin(), spans.end(), [&](const Span& t) { return t.meets(s); });
   }
   std::vector<Span> read_, written_;
 };
@@ -460,7 +455,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   // from and the quantizer (a layer's q, k and v products share one), until a dispatch
   // writes those bytes.
   struct Quantized {
-    Bound from;
+    Span from;
     std::string quantizer;
     WordRange words;
   };
@@ -468,7 +463,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   std::vector<const Node*> finishes;  // per dispatch: the graph node it completes, if any
   const auto push = [&](const Dispatch& d, std::string kernel, const Node* node) {
     if (d.writes_dst)
-      std::erase_if(quantized, [&](const Quantized& q) { return bytes_meet(q.from, d.bound[0]); });
+      std::erase_if(quantized, [&](const Quantized& q) { return q.from.meets(span(d.bound[0])); });
     dispatches.push_back(d);
     kernels.push_back(std::move(kernel));
     finishes.push_back(node);
@@ -478,7 +473,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   const auto quantize = [&](const TensorView& x, const Bound& from,
                             const std::string& quantizer) -> Result<WordRange> {
     for (const Quantized& q : quantized) {
-      if (same_bytes(q.from, from) && q.quantizer == quantizer) return q.words;
+      if (q.from == span(from) && q.quantizer == quantizer) return q.words;
     }
     Node q;
     q.dst = x;
@@ -499,7 +494,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     words.op(0, d.scratch_out.first);
     d.groups = static_cast<uint32_t>((x.ne[0] / 32 * columns + 63) / 64);  // an invocation per 32 values
     push(d, quantizer, nullptr);
-    quantized.push_back({from, quantizer, d.scratch_out});
+    quantized.push_back({span(from), quantizer, d.scratch_out});
     return d.scratch_out;
   };
   Node fused;
@@ -652,7 +647,10 @@ Result<std::unique_ptr<Backend>> make_vulkan_backend(const std::string& selector
   // golden tests check end to end.
   const bool tuned_for_gpu = tuning.gpu || env_get_or("VULKAN_TUNING", "") == "gpu";
   const std::string int_dot = env_get_or("VULKAN_INT_DOT", "");
-  if (!tuning.int_dot && (int_dot == "0" || int_dot == "1")) tuning.int_dot = int_dot == "1";
+  if (!int_dot.empty() && int_dot != "0" && int_dot != "1") {
+    return invalid_argument("PADDOCK_VULKAN_INT_DOT=" + int_dot + ": expected 0 or 1");
+  }
+  if (!tuning.int_dot && !int_dot.empty()) tuning.int_dot = int_dot == "1";
   const VulkanDeviceInfo& info = ctx->info();
   DeviceTraits traits{.cpu = info.is_cpu && !tuned_for_gpu};
   if (tuning.int_dot.value_or(false) && !info.int_dot) {
