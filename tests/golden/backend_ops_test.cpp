@@ -1088,13 +1088,13 @@ class Misses {
   std::string text_;
 };
 
-// Decode's products that a GPU runs with integer dot products (Vulkan's int_dot_product):
-// one column (mul_mat_id: up to 8 tokens) of these weight types.
+// The products that a GPU runs with integer dot products (Vulkan's int_dot_product): all of
+// these weight types (the cases' activations are rows of floats).
 bool int_dot_case(const Case& c) {
-  constexpr DType kTypes[] = {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
-                              DType::kQ8_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
-  const bool decode = c.op == Op::kMulMat ? c.src[1].ne[1] == 1 : c.dst.ne[2] <= 8;
-  return decode && std::find(std::begin(kTypes), std::end(kTypes), c.src[0].type) != std::end(kTypes);
+  constexpr DType kTypes[] = {DType::kQ4_0, DType::kQ4_1,   DType::kQ5_0,   DType::kQ5_1,
+                              DType::kQ8_0, DType::kIQ4_NL, DType::kIQ4_XS, DType::kMXFP4,
+                              DType::kQ4_K, DType::kQ5_K,   DType::kQ6_K};
+  return std::find(std::begin(kTypes), std::end(kTypes), c.src[0].type) != std::end(kTypes);
 }
 
 // mul_mat and mul_mat_id: within the activation tolerance x sum|w x| of ref; on host

@@ -70,6 +70,37 @@ uint32_t ParamWriter::scratch_words(uint32_t n) {
   return kScratchCounters + scratch_used_ - n;
 }
 
+uint32_t ParamWriter::reused_scratch_words(uint32_t n) {
+  for (auto it = released_.begin(); it != released_.end(); ++it) {
+    auto& [first, count] = *it;
+    const bool last = first + count == kScratchCounters + scratch_used_;
+    if (count < n && !last) continue;
+    const uint32_t at = first;
+    if (count < n) scratch_words(n - count);  // the top range, grown
+    if (count <= n) {
+      released_.erase(it);
+    } else {
+      first += n;
+      count -= n;
+    }
+    return at;
+  }
+  return scratch_words(n);
+}
+
+void ParamWriter::release_scratch(uint32_t first, uint32_t n) {
+  auto it = std::lower_bound(released_.begin(), released_.end(), std::make_pair(first, n));
+  it = released_.insert(it, {first, n});
+  if (std::next(it) != released_.end() && it->first + it->second == std::next(it)->first) {
+    it->second += std::next(it)->second;
+    released_.erase(std::next(it));
+  }
+  if (it != released_.begin() && std::prev(it)->first + std::prev(it)->second == it->first) {
+    std::prev(it)->second += it->second;
+    released_.erase(it);
+  }
+}
+
 namespace {
 
 // The types with a dequantizing reader in shaders/types.glsl.
@@ -120,10 +151,23 @@ Result<uint32_t> encode_get_rows(const Node& n, const DeviceTraits&, ParamWriter
   return groups_of(n.dst.ne[0] * n.dst.ne[1], 256);
 }
 
+// The weight types shaders/mat_vec_idot.glsl and mm_idot.glsl take: every block type but
+// Q2_K and Q3_K, whose 16-value groups would need the activations' sums per 16.
+bool int_dot_type(DType t) {
+  return readable(t) && dtype_info(t).block_size > 1 && t != DType::kQ2_K && t != DType::kQ3_K;
+}
+
+// Whether n's activations can be quantized for its weights' integer dot products: dense
+// rows of floats, weights of a type with integer levels.
+bool int_dot_operands(const Node& n, const DeviceTraits& d) {
+  return d.int_dot && int_dot_type(n.src[0].type) && n.src[1].nb[0] == sizeof(float);
+}
+
 // mul_mat's three kernels. On GPUs: decode's products (one column) of block-quantized weights
 // take mul_mat_vec.comp, which reads each row's words once with a whole workgroup; prompts
-// (more than one mul_mat.comp block of columns) take mul_mm.comp's tiles. The rest, and every
-// product on CPU devices, take mul_mat.comp.
+// (more than one mul_mat.comp block of columns) take mul_mm.comp's tiles, and so do a few
+// columns with integer dot products (activations rounded as the CPU rounds them whatever
+// their count). The rest, and every product on CPU devices, take mul_mat.comp.
 enum class MulMatKernel { kVec, kTiles, kColumns };
 
 constexpr int64_t kMulMatColumns = 8;                                  // shaders/mul_mat.comp NC
@@ -131,7 +175,8 @@ constexpr int64_t kTileRows = 64, kTileColumns = 64, kTileDepth = 32;  // shader
 
 MulMatKernel mul_mat_kernel(const Node& n, const DeviceTraits& d) {
   if (d.cpu) return MulMatKernel::kColumns;
-  if (n.src[1].ne[1] > kMulMatColumns && n.src[0].ne[0] % kTileDepth == 0) return MulMatKernel::kTiles;
+  const int64_t few = int_dot_operands(n, d) ? 1 : kMulMatColumns;
+  if (n.src[1].ne[1] > few && n.src[0].ne[0] % kTileDepth == 0) return MulMatKernel::kTiles;
   // Every block-quantized type has a mul_mat_vec kernel; float rows take mul_mat.comp.
   const bool blocks = dtype_info(n.src[0].type).block_size > 1;
   return blocks && n.src[1].ne[1] == 1 ? MulMatKernel::kVec : MulMatKernel::kColumns;
@@ -145,21 +190,6 @@ std::string mul_mat_variant(MulMatKernel k, const Node& n, bool id) {
   return (id ? std::string(shader) + "_id" : std::string(shader)) + "_" + type_suffix(n.src[0].type);
 }
 
-// The weight types shaders/mat_vec_idot.glsl has parts for.
-bool int_dot_type(DType t) {
-  switch (t) {
-    case DType::kQ4_0:
-    case DType::kQ4_1:
-    case DType::kQ5_0:
-    case DType::kQ5_1:
-    case DType::kQ8_0:
-    case DType::kQ4_K:
-    case DType::kQ5_K:
-    case DType::kQ6_K: return true;
-    default: return false;
-  }
-}
-
 // mul_mat_vec.comp for n's weights, fused (backend/vulkan/fusion.h) with the node after it:
 // "add", "swiglu", "geglu", or none ("").
 std::string mat_vec_shader(const Node& n, const DeviceTraits& d, const std::string& fused) {
@@ -169,6 +199,7 @@ std::string mat_vec_shader(const Node& n, const DeviceTraits& d, const std::stri
 
 std::string mul_mat_shader(const Node& n, const DeviceTraits& d) {
   const MulMatKernel k = mul_mat_kernel(n, d);
+  if (k == MulMatKernel::kTiles && int_dot_product(n, d)) return "mul_mm_idot_" + type_suffix(n.src[0].type);
   if (k != MulMatKernel::kVec) return mul_mat_variant(k, n, false);
   return mat_vec_shader(n, d, n.n_src == 3 ? "add" : "");  // src[2]: the tensor added
 }
@@ -216,8 +247,12 @@ MulMatKernel mul_mat_id_kernel(const Node& n, const DeviceTraits& d) {
 }
 
 std::string mul_mat_id_shader(const Node& n, const DeviceTraits& d) {
-  if (int_dot_product(n, d)) return "mul_mat_vec_idot_id_" + type_suffix(n.src[0].type);
-  return mul_mat_variant(mul_mat_id_kernel(n, d), n, true);
+  const MulMatKernel k = mul_mat_id_kernel(n, d);
+  if (int_dot_product(n, d)) {
+    return (k == MulMatKernel::kTiles ? "mul_mm_idot_id_" : "mul_mat_vec_idot_id_") +
+           type_suffix(n.src[0].type);
+  }
+  return mul_mat_variant(k, n, true);
 }
 
 // shaders/mul_mm.comp with ID: a workgroup per (row tile, column tile, expert + 1);
@@ -471,10 +506,12 @@ std::string activation_quantizer(const Node& n) {
 }
 
 bool int_dot_product(const Node& n, const DeviceTraits& d) {
-  const bool product = n.op == Op::kMulMat || ((n.op == Op::kSwiglu || n.op == Op::kGeglu) && n.n_src == 3);
-  const bool vec = product ? mat_vec_product(n, d)
-                           : n.op == Op::kMulMatId && mul_mat_id_kernel(n, d) == MulMatKernel::kVec;
-  return d.int_dot && vec && int_dot_type(n.src[0].type) && n.src[1].nb[0] == sizeof(float);
+  const bool glu = (n.op == Op::kSwiglu || n.op == Op::kGeglu) && n.n_src == 3;  // fused: decode's
+  const bool quantized_kernel =
+      (n.op == Op::kMulMat && mul_mat_kernel(n, d) != MulMatKernel::kColumns) ||
+      (n.op == Op::kMulMatId && mul_mat_id_kernel(n, d) != MulMatKernel::kColumns) ||
+      (glu && mat_vec_product(n, d));
+  return quantized_kernel && int_dot_operands(n, d);
 }
 
 const VulkanKernel& vulkan_kernel(Op op) {

@@ -43,6 +43,10 @@ class ParamWriter {
   std::optional<uint32_t> scratch_counters(uint32_t n);
   // n words of the scratch binding after the counters, for this node alone in its pass.
   uint32_t scratch_words(uint32_t n);
+  // n words as scratch_words gives, first from words given back by release_scratch: the
+  // caller orders their earlier users before the new ones (the Vulkan backend's hazards).
+  uint32_t reused_scratch_words(uint32_t n);
+  void release_scratch(uint32_t first, uint32_t n);
 
   const uint32_t* data() const { return words_.data(); }
   size_t bytes() const { return words_.size() * sizeof(uint32_t); }
@@ -55,13 +59,15 @@ class ParamWriter {
   uint32_t base_ = 0;
   uint32_t counters_used_ = 0;
   uint32_t scratch_used_ = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> released_;  // (first word, count), in order, apart
 };
 
 // What kernels tune to: a CPU implementation (lavapipe) runs each workgroup's invocations as
 // SIMD lanes of one thread, where barriers are costly and wide rows per invocation are not.
 struct DeviceTraits {
   bool cpu = false;
-  // Decode's products of the types mat_vec_idot.glsl has take integer dot products.
+  // Block-quantized products of the types shaders/idot.glsl's users have (decode's and
+  // prompts') take integer dot products.
   bool int_dot = false;
 };
 
@@ -77,10 +83,11 @@ const VulkanKernel& vulkan_kernel(Op op);
 // Whether a MUL_MAT node runs decode's product, mul_mat_vec.comp.
 bool mat_vec_product(const Node& n, const DeviceTraits& d);
 // Whether n (a MUL_MAT or MUL_MAT_ID, or a GLU fused with its products) runs mul_mat_vec.comp
-// with integer dot products. Its activations (src[1]) are then quantized first by
-// activation_quantizer(n) into quantized_words(k) scratch words a column, whose first word
-// goes in n's op word 0.
+// or mul_mm.comp with integer dot products. Its activations (src[1]) are then quantized
+// first by activation_quantizer(n) into quantized_words(k) scratch words a column, whose
+// first word goes in n's op word kQuantizedOpWord (shaders/idot.glsl OP_XQ).
 bool int_dot_product(const Node& n, const DeviceTraits& d);
+constexpr uint32_t kQuantizedOpWord = 1;  // word 0: mul_mm.comp ID's column tiles
 // The shaders/quantize_q8.comp variant for n's weight type: its activations rounded as
 // ggml's CPU rounds them for that type (its vec_dot_type: Q8_K for K-quants, Q8_1 for Q4_1
 // and Q5_1, Q8_0 for the others).

@@ -24,6 +24,24 @@ TEST(VulkanParamWriter, ScratchCountersAndWordsAreEachNodesOwn) {
   EXPECT_FALSE(w.scratch_counters(1).has_value());  // full: the kernel runs unsplit
 }
 
+TEST(VulkanParamWriter, ReleasedScratchWordsAreHandedOutAgain) {
+  constexpr uint32_t kBase = ParamWriter::kScratchCounters;
+  ParamWriter w;
+  const uint32_t a = w.reused_scratch_words(100), b = w.reused_scratch_words(50),
+                 c = w.reused_scratch_words(10);
+  EXPECT_EQ(a, kBase);
+  EXPECT_EQ(b, kBase + 100);
+  EXPECT_EQ(c, kBase + 150);
+  w.release_scratch(a, 100);
+  EXPECT_EQ(w.reused_scratch_words(40), kBase);  // first fit, the rest kept
+  EXPECT_EQ(w.reused_scratch_words(60), kBase + 40);
+  w.release_scratch(b, 50);
+  w.release_scratch(c, 10);                            // joins b's words: 60 at the top
+  EXPECT_EQ(w.reused_scratch_words(80), kBase + 100);  // the top range grown by 20
+  EXPECT_EQ(w.scratch_bytes(), (kBase + 180) * sizeof(uint32_t));
+  EXPECT_EQ(w.scratch_words(5), kBase + 180);  // a node's own words never come from released ones
+}
+
 // An attention node over `cells` cells of 8 KV heads for 32 query heads x `tokens` tokens.
 struct Attention {
   std::vector<int32_t> positions;
@@ -82,12 +100,16 @@ Node product(DType type, int64_t columns, Op op = Op::kMulMat) {
   return n;
 }
 
-TEST(VulkanIntDot, DecodeProductsOfTheTypesWithPartsTakeIt) {
+TEST(VulkanIntDot, ProductsOfTheTypesWithLevelsTakeIt) {
   const DeviceTraits gpu{.cpu = false, .int_dot = true};
-  for (DType t : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kQ4_K,
-                  DType::kQ5_K, DType::kQ6_K}) {
+  for (DType t : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kIQ4_NL,
+                  DType::kIQ4_XS, DType::kMXFP4, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_TRUE(int_dot_product(product(t, 1), gpu)) << dtype_name(t);
     EXPECT_EQ(vulkan_kernel(Op::kMulMat).shader(product(t, 1), gpu).rfind("mul_mat_vec_idot_", 0), 0u);
+    for (int64_t columns : {2, 8, 64}) {  // a prompt, or a few tokens: tiles
+      EXPECT_TRUE(int_dot_product(product(t, columns), gpu)) << dtype_name(t);
+      EXPECT_EQ(vulkan_kernel(Op::kMulMat).shader(product(t, columns), gpu).rfind("mul_mm_idot_", 0), 0u);
+    }
   }
   Node glu = product(DType::kQ4_K, 1, Op::kSwiglu);  // fused with its gate and up products
   glu.n_src = 3;
@@ -100,14 +122,17 @@ TEST(VulkanIntDot, DecodeProductsOfTheTypesWithPartsTakeIt) {
   experts.dst.ne = {1024, 2, 1, 1};
   EXPECT_TRUE(int_dot_product(experts, gpu));
   EXPECT_EQ(vulkan_kernel(Op::kMulMatId).shader(experts, gpu), "mul_mat_vec_idot_id_q6_k");
+  experts.dst.ne = {1024, 2, 64, 1};  // 64 tokens: grouped tiles
+  EXPECT_EQ(vulkan_kernel(Op::kMulMatId).shader(experts, gpu), "mul_mm_idot_id_q6_k");
 }
 
 TEST(VulkanIntDot, OtherProductsKeepFloatActivations) {
   const DeviceTraits gpu{.cpu = false, .int_dot = true};
   EXPECT_FALSE(int_dot_product(product(DType::kQ4_K, 1), {.cpu = false, .int_dot = false}));
   EXPECT_FALSE(int_dot_product(product(DType::kQ4_K, 1), {.cpu = true, .int_dot = true}));
-  EXPECT_FALSE(int_dot_product(product(DType::kQ4_K, 64), gpu));  // a prompt: tiles
-  for (DType t : {DType::kF16, DType::kQ2_K, DType::kQ3_K, DType::kIQ4_NL, DType::kIQ4_XS, DType::kMXFP4}) {
+  EXPECT_EQ(vulkan_kernel(Op::kMulMat).shader(product(DType::kQ4_K, 4), {.cpu = false, .int_dot = false}),
+            "mul_mat_q4_k");  // a few float columns: mul_mat.comp
+  for (DType t : {DType::kF16, DType::kBF16, DType::kQ2_K, DType::kQ3_K}) {
     EXPECT_FALSE(int_dot_product(product(t, 1), gpu)) << dtype_name(t);
   }
   Node strided = product(DType::kQ8_0, 1);  // activations a row apart (a transposed view)

@@ -453,17 +453,27 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   ParamWriter words;
   // Activations quantized for integer-dot products in this pass, by the bytes they came
   // from and the quantizer (a layer's q, k and v products share one), until a dispatch
-  // writes those bytes.
+  // writes those bytes, or kLiveQuantized newer ones are made: then their scratch words go
+  // to later quantizing (Hazards orders the reuse), so a prompt pass holds a few layers'
+  // activations, not all of them (an 8B model's 512-token pass: 17 MB a layer). A column
+  // needed again after that is quantized again.
   struct Quantized {
     Span from;
     std::string quantizer;
     WordRange words;
   };
+  constexpr size_t kLiveQuantized = 4;  // a layer's: attention input and output, FFN input and GLU
   std::vector<Quantized> quantized;
+  const auto release = [&](const Quantized& q) {
+    words.release_scratch(q.words.first, q.words.second - q.words.first);
+    return true;
+  };
   std::vector<const Node*> finishes;  // per dispatch: the graph node it completes, if any
   const auto push = [&](const Dispatch& d, std::string kernel, const Node* node) {
-    if (d.writes_dst)
-      std::erase_if(quantized, [&](const Quantized& q) { return q.from.meets(span(d.bound[0])); });
+    if (d.writes_dst) {
+      std::erase_if(quantized,
+                    [&](const Quantized& q) { return q.from.meets(span(d.bound[0])) && release(q); });
+    }
     dispatches.push_back(d);
     kernels.push_back(std::move(kernel));
     finishes.push_back(node);
@@ -486,7 +496,11 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     d.writes_dst = false;
     const int64_t columns = x.ne[1] * x.ne[2];
     const uint32_t n = quantized_words(x.ne[0]) * static_cast<uint32_t>(columns);
-    d.scratch_out = {words.scratch_words(n), 0};
+    if (quantized.size() == kLiveQuantized) {
+      release(quantized.front());
+      quantized.erase(quantized.begin());
+    }
+    d.scratch_out = {words.reused_scratch_words(n), 0};
     d.scratch_out.second = d.scratch_out.first + n;
     std::array<uint32_t, 5> starts{};
     starts.fill(from.start);
@@ -527,7 +541,7 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     for (size_t i = 0; i < starts.size(); ++i) starts[i] = d.bound[i].start;
     d.base = words.begin_node(n, starts);
     PADDOCK_ASSIGN(d.groups, k.encode(n, traits_, words));
-    if (d.scratch_in.second > 0) words.op(0, d.scratch_in.first);
+    if (d.scratch_in.second > 0) words.op(kQuantizedOpWord, d.scratch_in.first);
     push(d, std::move(kernel), &nodes[at]);  // by node (dumps), nothing is fused
   }
   if (dispatches.empty()) return Status::ok();

@@ -4,18 +4,9 @@
 // activation scales once per 32 values. Reading a quarter of the activation bytes and doing
 // a quarter of the arithmetic of the float parts is what lets a GPU stream the weights.
 // The parts split blocks as the float parts do (the same words per invocation).
-#extension GL_EXT_spirv_intrinsics : require
+#include "idot.glsl"
 
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
-int sdot4_packed(int a, int b, spirv_literal int packed_4x8);
-// The dot of two words' four signed bytes.
-int sdot4(uint a, uint b) { return sdot4_packed(int(a), int(b), 0); }
-
-layout(std430, binding = 6) readonly buffer XQU { uint XQ_u[]; };
-layout(std430, binding = 6) readonly buffer XQF { float XQ_f[]; };
-
-// The column's quantized activations: from scratch word xq, k / 4 words of levels (value v
-// in byte v % 4 of word v / 4), then per 32 values their scale d and d x (sum of levels).
+// The column's quantized activations (idot.glsl), from scratch word xq.
 uint xq, xq_scales;
 uint x_word(uint v) { return XQ_u[xq + (v >> 2)]; }
 float x_d(uint v) { return XQ_f[xq_scales + 2 * (v >> 5)]; }
@@ -49,8 +40,6 @@ float part_dot(uint blk, uint p, uint v, bool second) {
 #elif defined(TYPE_Q6_K)
 // As the float part: values l0 = 4(p % 8).. of each quarter of half p / 8; a quarter is 32
 // values, one activation scale.
-// Each byte of levels 0..63 less 32, as signed bytes (no borrow crosses a byte).
-uint less_32(uint q) { return ((q | 0x80808080u) - 0x20202020u) ^ 0x80808080u; }
 float part_dot(uint blk, uint p, uint v, bool second) {
   const uint n = p >> 3, l0 = 4 * (p & 7);
   const uint qa = W_WORD2(blk + 64 * n + l0), qb = W_WORD2(blk + 64 * n + 32 + l0);
@@ -70,6 +59,15 @@ float part_dot(uint blk, uint p, uint v, bool second) {
   const uint at = blk + 2 + 8 * p, vp = v + 8 * p;
   const int s = sdot4(W_WORD2(at), x_word(vp)) + sdot4(W_WORD2(at + 4), x_word(vp + 4));
   return f16_at(W_H(blk >> 1)) * x_d(v) * float(s);
+}
+#elif defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS) || defined(TYPE_MXFP4)
+// As the float part, the nibbles' table levels as signed bytes.
+float part_dot(uint blk, uint p, uint v, bool second) {
+  const uint at = part_at(blk, p), vp = v + part_value(p);
+  const uint w0 = quad_bytes(at, second), w1 = quad_bytes(at + 4, second);
+  const int s = sdot4(level_bytes(w0), x_word(vp)) + sdot4(level_bytes(w1), x_word(vp + 4)) +
+                sdot4(level_bytes(w0 >> 4), x_word(vp + 16)) + sdot4(level_bytes(w1 >> 4), x_word(vp + 20));
+  return part_scale(blk, p, second) * x_d(vp) * float(s);
 }
 #elif defined(TYPE_Q4_0) || defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
 // As the float part: 2 parts of a 32-value block, part p the quant bytes 8p.. (values 8p..

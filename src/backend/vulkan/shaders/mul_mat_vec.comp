@@ -94,8 +94,6 @@ const uint BLOCK = 22, QS = 6, QH = 2;
 #else
 const uint BLOCK = 24, QS = 8, QH = 4;
 #endif
-// The low four bits of `bits` as bit 4 of four bytes.
-uint fifth_bits(uint bits) { return ((bits & 1u) | ((bits & 2u) << 7) | ((bits & 4u) << 14) | ((bits & 8u) << 21)) << 4; }
 // Part p's levels from the quant words at byte `at` of block blk (values 8p.. in the low
 // nibbles, 16 + 8p.. in the high ones), with Q5_0 and Q5_1's fifth bits from the block's mask.
 uint[4] part_levels(uint blk, uint p, uint at, bool second) {
@@ -109,6 +107,50 @@ uint[4] part_levels(uint blk, uint p, uint at, bool second) {
   q[3] |= fifth_bits(qh >> 20);
 #endif
   return q;
+}
+#elif defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS) || defined(TYPE_MXFP4)
+// Nibbles indexing 16 levels, 8 bytes (16 values: 8 in the low nibbles, the 8 values 16
+// later in the high ones) per part: IQ4_NL and MXFP4 2 parts of a 32-value block, IQ4_XS 16
+// of a 256-value block (part p: half p % 2 of 32-value group p / 2, with the group's scale).
+#if defined(TYPE_MXFP4)
+const uint QK = 32, PARTS = 2, BLOCK = 17;
+// A byte at a time: 17-byte blocks leave words unaligned.
+uint quad_bytes(uint at, bool second) {
+  return uint(W_B(at)) | (uint(W_B(at + 1)) << 8) | (uint(W_B(at + 2)) << 16) | (uint(W_B(at + 3)) << 24);
+}
+#else
+#ifdef TYPE_IQ4_NL
+const uint QK = 32, PARTS = 2, BLOCK = 18;
+#else
+const uint QK = 256, PARTS = 16, BLOCK = 136;
+#endif
+uint quad_bytes(uint at, bool second) { return W_WORD2(at); }
+#endif
+// Part p's first byte and first value (from the block's), and for IQ4_XS its group's scale.
+uint part_at(uint blk, uint p) {
+#if defined(TYPE_IQ4_XS)
+  return blk + 8 + 16 * (p >> 1) + 8 * (p & 1);
+#else
+  return blk + BLOCK - 16 + 8 * p;
+#endif
+}
+uint part_value(uint p) {
+#if defined(TYPE_IQ4_XS)
+  return 32 * (p >> 1) + 8 * (p & 1);
+#else
+  return 8 * p;
+#endif
+}
+float part_scale(uint blk, uint p, bool second) {
+#if defined(TYPE_IQ4_XS)
+  const uint g = p >> 1;
+  const uint sc = ((uint(W_B(blk + 4 + (g >> 1))) >> (4 * (g & 1))) & 15) | (((uint(W_H((blk >> 1) + 1)) >> (2 * g)) & 3) << 4);
+  return f16_at(W_H(blk >> 1)) * float(int(sc) - 32);
+#elif defined(TYPE_MXFP4)
+  return e8m0_half(uint(W_B(blk)));
+#else
+  return f16_at(W_H(blk >> 1));
+#endif
 }
 #endif
 
@@ -201,45 +243,18 @@ float part_dot(uint blk, uint g, uint x, bool second) {
 #endif
 }
 #elif defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS) || defined(TYPE_MXFP4)
-// Nibbles indexing 16 levels, 8 bytes (16 values: 8 in the low nibbles, the 8 values 16
-// later in the high ones) per part: IQ4_NL and MXFP4 2 parts of a 32-value block, IQ4_XS 16
-// of a 256-value block (part p: half p % 2 of 32-value group p / 2, with the group's scale).
 #if defined(TYPE_MXFP4)
 #define LEVELS MXFP4_LEVELS
-const uint QK = 32, PARTS = 2, BLOCK = 17;
-// A byte at a time: 17-byte blocks leave words unaligned.
-uint quad_bytes(uint at, bool second) {
-  return uint(W_B(at)) | (uint(W_B(at + 1)) << 8) | (uint(W_B(at + 2)) << 16) | (uint(W_B(at + 3)) << 24);
-}
 #else
 #define LEVELS IQ4_NL_LEVELS
-#ifdef TYPE_IQ4_NL
-const uint QK = 32, PARTS = 2, BLOCK = 18;
-#else
-const uint QK = 256, PARTS = 16, BLOCK = 136;
-#endif
-uint quad_bytes(uint at, bool second) { return W_WORD2(at); }
 #endif
 vec4 levels(uint w) { return vec4(LEVELS[w & 15], LEVELS[(w >> 8) & 15], LEVELS[(w >> 16) & 15], LEVELS[(w >> 24) & 15]); }
 float part_dot(uint blk, uint p, uint x, bool second) {
-#if defined(TYPE_IQ4_XS)
-  const uint g = p >> 1, at = blk + 8 + 16 * g + 8 * (p & 1), xa = x + (32 * g + 8 * (p & 1)) * xs;
-#elif defined(TYPE_MXFP4)
-  const uint at = blk + 1 + 8 * p, xa = x + 8 * p * xs;
-#else
-  const uint at = blk + 2 + 8 * p, xa = x + 8 * p * xs;
-#endif
+  const uint at = part_at(blk, p), xa = x + part_value(p) * xs;
   const uint w0 = quad_bytes(at, second), w1 = quad_bytes(at + 4, second);
   const float dq = dot(levels(w0), x4(xa)) + dot(levels(w1), x4(xa + 4 * xs)) +
                    dot(levels(w0 >> 4), x4(xa + 16 * xs)) + dot(levels(w1 >> 4), x4(xa + 20 * xs));
-#if defined(TYPE_IQ4_XS)
-  const uint sc = ((uint(W_B(blk + 4 + (g >> 1))) >> (4 * (g & 1))) & 15) | (((uint(W_H((blk >> 1) + 1)) >> (2 * g)) & 3) << 4);
-  return f16_at(W_H(blk >> 1)) * float(int(sc) - 32) * dq;
-#elif defined(TYPE_MXFP4)
-  return e8m0_half(uint(W_B(blk))) * dq;
-#else
-  return f16_at(W_H(blk >> 1)) * dq;
-#endif
+  return part_scale(blk, p, second) * dq;
 }
 #elif defined(TYPE_Q8_0)
 // 4 parts of a 32-value block: 8 values each.
@@ -311,7 +326,7 @@ void main() {
   const uint x0 = t_at(T_SRC1, xj, b, 0);
 #ifdef INT_DOT  // src1's columns quantized in order (quantize_q8.comp)
   const uint k = t_ne(T_SRC0, 0);
-  set_column(pu(0) + (xj + t_ne(T_SRC1, 1) * b) * (k / 4 + k / 16), k);
+  set_column(xq_column(xj + t_ne(T_SRC1, 1) * b, k), k);
 #else
   x_dense = xs == 4 && (x0 & 15) == 0;
 #endif

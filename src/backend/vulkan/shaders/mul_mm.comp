@@ -10,6 +10,9 @@
 // routed to it, the BN after the first c * BN in token order, so each expert's rows are read
 // once per BN of its tokens instead of once per token. Workgroups of expert n_expert write the
 // zeros of slots past a token's last expert. Op word 0 = the column tiles per expert.
+// With INT_DOT, the tiles hold integer levels: the weights' (mm_idot.glsl) and the
+// activations' as quantize_q8.comp rounded them; each step dots them four bytes at a time and
+// applies the scales once per 32 values (16 for Q6_K), as the CPU's quantized products do.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 #include "types.glsl"
@@ -21,13 +24,22 @@ const uint BM = 64, BN = 64, BK = 32, TM = 4, TN = 4;
 const uint WG = (BM / TM) * (BN / TN);
 layout(local_size_x = WG) in;
 layout(std430, binding = 3) readonly buffer BV { vec4 B_v4[]; };
+#ifdef INT_DOT
+#include "mm_idot.glsl"
+// Transposed tiles: sa[w][r] is word w of row r's 32 levels, sb[w][c] of column c's; a
+// uvec4 (vec4) holds four adjacent rows (columns), what one invocation multiplies. Rows'
+// scales as block_scales gives them; columns' d and d x (sum of levels).
+shared uvec4 sa[BK / 4][BM / 4];
+shared uvec4 sb[BK / 4][BN / 4];
+shared vec4 sa_d0[BM / 4], sa_d1[BM / 4], sa_m[BM / 4], sb_d[BN / 4], sb_s[BN / 4];
+#else
 DEFINE_ELEM(A, TYPE)
 DEFINE_QUAD(A, TYPE)
-
 // Transposed tiles: sa[k][r] is row r's value k, sb[k][c] column c's; a vec4 holds four
 // adjacent rows (columns), what one invocation multiplies.
 shared vec4 sa[BK][BM / 4];
 shared vec4 sb[BK][BN / 4];
+#endif
 
 #ifdef ID
 const uint NO_SLOT = 0xFFFFFFFFu;
@@ -83,8 +95,7 @@ void main() {
   const uint g = group_index();
   const uint tid = gl_LocalInvocationID.x;
   const uint tm = tid % (BM / TM), tn = tid / (BM / TM);  // this invocation's rows / columns
-  const uint xs = t_nb(T_SRC1, 0);
-  const uint lc = tid / 4, lk = 8 * (tid % 4);
+  const uint lc = tid / 4;
 #ifdef ID
   const uint n_expert = t_ne(T_SRC2, 0), slots = t_ne(T_DST, 1), tokens = t_ne(T_DST, 2);
   const uint col_tiles = pu(0);
@@ -108,7 +119,7 @@ void main() {
   const uint cols = gather_columns(e, c, tokens, slots);
   if (cols == 0) return;
   const uint xc = min(lc, cols - 1), xslot = col_slot[xc] == NO_SLOT ? 0 : col_slot[xc];
-  const uint x = t_at(T_SRC1, t_ne(T_SRC1, 1) == 1 ? 0 : xslot, col_token[xc], 0);
+  const uint x1 = t_ne(T_SRC1, 1) == 1 ? 0 : xslot, x2 = col_token[xc];
   const uint w0 = t_at(T_SRC0, 0, e, 0);
 #else
   const uint cols = t_ne(T_SRC1, 1), batches = t_ne(T_SRC1, 2);
@@ -116,17 +127,56 @@ void main() {
   if (g >= row_tiles * col_tiles * batches) return;
   const uint m0 = (g % row_tiles) * BM, n0 = ((g / row_tiles) % col_tiles) * BN;
   const uint b = g / (row_tiles * col_tiles);
-  const uint x = t_at(T_SRC1, min(n0 + lc, cols - 1), b, 0);
+  const uint x1 = min(n0 + lc, cols - 1), x2 = b;
   const uint w0 = t_off(T_SRC0);
 #endif
 
+  vec4 acc[TN];
+  for (uint j = 0; j < TN; ++j) acc[j] = vec4(0.0);
+#ifdef INT_DOT
+  // Loads: invocation tid takes level words 2q, 2q + 1 (values 8q.., q = tid % 4) of weight
+  // row tid / 4 and of column tid / 4; the first of each four their scales.
+  const uint q = tid % 4, wr = w0 + min(m0 + lc, rows - 1) * t_nb(T_SRC0, 1);
+  const uint xq = xq_column(x1 + t_ne(T_SRC1, 1) * x2, k_len), xq_scales = xq + k_len / 4;
+  for (uint blk = 0; blk < k_len / BK; ++blk) {
+    const uvec2 l = block_levels(wr, blk, q);
+    sa[2 * q][lc >> 2][lc & 3] = l.x;
+    sa[2 * q + 1][lc >> 2][lc & 3] = l.y;
+    sb[2 * q][lc >> 2][lc & 3] = XQ_u[xq + 8 * blk + 2 * q];
+    sb[2 * q + 1][lc >> 2][lc & 3] = XQ_u[xq + 8 * blk + 2 * q + 1];
+    if (q == 0) {
+      const vec3 s = block_scales(wr, blk);
+      sa_d0[lc >> 2][lc & 3] = s.x;
+      sa_d1[lc >> 2][lc & 3] = s.y;
+      sa_m[lc >> 2][lc & 3] = s.z;
+      sb_d[lc >> 2][lc & 3] = XQ_f[xq_scales + 2 * blk];
+      sb_s[lc >> 2][lc & 3] = XQ_f[xq_scales + 2 * blk + 1];
+    }
+    barrier();
+    ivec4 s0[TN], s1[TN];  // the level dots of values 0..15 and 16..31
+    [[unroll]] for (uint j = 0; j < TN; ++j) {
+      s0[j] = ivec4(0);
+      s1[j] = ivec4(0);
+    }
+    [[unroll]] for (uint w = 0; w < BK / 4; ++w) {
+      const uvec4 a = sa[w][tm], c = sb[w][tn];
+      [[unroll]] for (uint j = 0; j < TN; ++j) {
+        [[unroll]] for (uint i = 0; i < TM; ++i) {
+          if (w < BK / 8) s0[j][i] += sdot4(a[i], c[j]);
+          else s1[j][i] += sdot4(a[i], c[j]);
+        }
+      }
+    }
+    const vec4 d0 = sa_d0[tm], d1 = sa_d1[tm], m = sa_m[tm], cd = sb_d[tn], cs = sb_s[tn];
+    [[unroll]] for (uint j = 0; j < TN; ++j) acc[j] += cd[j] * (d0 * vec4(s0[j]) + d1 * vec4(s1[j])) + m * cs[j];
+    barrier();
+  }
+#else
   // Loads: invocation tid dequantizes quads tid and tid + WG of the weight tile (row q / 8,
   // values 4(q % 8)..: a row's quads are adjacent invocations) and reads 8 activations of
   // column tid / 4 (values 8(tid % 4)..).
+  const uint x = t_at(T_SRC1, x1, x2, 0), xs = t_nb(T_SRC1, 0), lk = 8 * (tid % 4);
   const bool x_dense = xs == 4 && (x & 15) == 0;
-
-  vec4 acc[TN];
-  for (uint j = 0; j < TN; ++j) acc[j] = vec4(0.0);
   for (uint k0 = 0; k0 < k_len; k0 += BK) {
     [[unroll]] for (uint h = 0; h < 2; ++h) {
       const uint q = tid + h * WG, r = q / (BK / 4), kq = q % (BK / 4);
@@ -147,6 +197,7 @@ void main() {
     }
     barrier();
   }
+#endif
   const uint nb0 = t_nb(T_DST, 0);
   for (uint j = 0; j < TN; ++j) {
 #ifdef ID

@@ -178,6 +178,8 @@ vec4 nibbles(uint w, uint shift) {
 vec4 signed_bytes(uint w) {
   return vec4(int(w << 24) >> 24, int(w << 16) >> 24, int(w << 8) >> 24, int(w) >> 24);
 }
+// The low four bits of `bits` as bit 4 of four bytes (Q5_0 and Q5_1's fifth bits).
+uint fifth_bits(uint bits) { return ((bits & 1u) | ((bits & 2u) << 7) | ((bits & 4u) << 14) | ((bits & 8u) << 21)) << 4; }
 #define DEFINE_QUAD_Q4_0(X) \
   DEFINE_WORD16(X) \
   vec4 X##_quad(uint r, uint q) { \
