@@ -7,7 +7,7 @@ function(paddock_vulkan_shaders out_var)
   set(float_types F32 F16 BF16)
   set(weight_types F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 Q2_K Q3_K IQ4_XS Q4_K Q5_K Q6_K)
   # Products with integer dot products (src/backend/vulkan/shaders/mat_vec_idot.glsl, mm_idot.glsl).
-  set(int_dot_types Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 IQ4_XS Q4_K Q5_K Q6_K)
+  set(int_dot_types Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL MXFP4 Q2_K Q3_K IQ4_XS Q4_K Q5_K Q6_K)
   set(kv_types F32 F16 Q8_0 Q4_0)
   set(copy_types F32 F16 BF16 Q8_0 Q4_0)
   set(variants "rms_norm|rms_norm.comp|" "norm|rms_norm.comp|CENTER" "rms_norm_mul|rms_norm.comp|MUL"

@@ -1088,14 +1088,9 @@ class Misses {
   std::string text_;
 };
 
-// The products that a GPU runs with integer dot products (Vulkan's int_dot_product): all of
-// these weight types (the cases' activations are rows of floats).
-bool int_dot_case(const Case& c) {
-  constexpr DType kTypes[] = {DType::kQ4_0, DType::kQ4_1,   DType::kQ5_0,   DType::kQ5_1,
-                              DType::kQ8_0, DType::kIQ4_NL, DType::kIQ4_XS, DType::kMXFP4,
-                              DType::kQ4_K, DType::kQ5_K,   DType::kQ6_K};
-  return std::find(std::begin(kTypes), std::end(kTypes), c.src[0].type) != std::end(kTypes);
-}
+// The products that a GPU runs with integer dot products (Vulkan's int_dot_product): those
+// of every block-quantized weight type (the cases' activations are rows of floats).
+bool int_dot_case(const Case& c) { return dtype_info(c.src[0].type).block_size > 1; }
 
 // mul_mat and mul_mat_id: within the activation tolerance x sum|w x| of ref; on host
 // backends (and integer-dot products, kQuantizedDot) also within 2e-5 x sum|w x| of

@@ -56,8 +56,9 @@ if(TARGET paddock_backend_vulkan AND NOT PADDOCK_SANITIZE)
     endif()
   endforeach()
   # The same with products on integer dot products (quantized activations), decode's and
-  # prompts': the K-quants', gemma3's Q5_0 / Q8_0 ones with GeGLU, IQ4_XS's table levels.
-  foreach(_pd_model tiny-zoo-q4_k_m tiny-gemma3-q4_k_m tiny-zoo-iq4_xs)
+  # prompts': the K-quants' (Q2_K's file holds Q2_K and Q3_K), gemma3's Q5_0 / Q8_0 ones with
+  # GeGLU, IQ4_XS's table levels.
+  foreach(_pd_model tiny-zoo-q4_k_m tiny-zoo-q2_k tiny-gemma3-q4_k_m tiny-zoo-iq4_xs)
     if(EXISTS ${PADDOCK_FIXTURES_DIR}/golden/${_pd_model}.logits.jsonl)
       _pd_golden_test(golden_vulkan_gpu_int_dot_${_pd_model} ${_pd_model} vulkan golden
                       "PADDOCK_VULKAN_DEVICE=${_pd_vulkan_device}" "PADDOCK_VULKAN_TUNING=gpu"

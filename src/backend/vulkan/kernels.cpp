@@ -151,11 +151,8 @@ Result<uint32_t> encode_get_rows(const Node& n, const DeviceTraits&, ParamWriter
   return groups_of(n.dst.ne[0] * n.dst.ne[1], 256);
 }
 
-// The weight types shaders/mat_vec_idot.glsl and mm_idot.glsl take: every block type but
-// Q2_K and Q3_K, whose 16-value groups would need the activations' sums per 16.
-bool int_dot_type(DType t) {
-  return readable(t) && dtype_info(t).block_size > 1 && t != DType::kQ2_K && t != DType::kQ3_K;
-}
+// The weight types shaders/mat_vec_idot.glsl and mm_idot.glsl take: every block type.
+bool int_dot_type(DType t) { return readable(t) && dtype_info(t).block_size > 1; }
 
 // Whether n's activations can be quantized for its weights' integer dot products: dense
 // rows of floats, weights of a type with integer levels.
@@ -164,10 +161,11 @@ bool int_dot_operands(const Node& n, const DeviceTraits& d) {
 }
 
 // mul_mat's three kernels. On GPUs: decode's products (one column) of block-quantized weights
-// take mul_mat_vec.comp, which reads each row's words once with a whole workgroup; prompts
-// (more than one mul_mat.comp block of columns) take mul_mm.comp's tiles, and so do a few
-// columns with integer dot products (activations rounded as the CPU rounds them whatever
-// their count). The rest, and every product on CPU devices, take mul_mat.comp.
+// take mul_mat_vec.comp, which reads each row's words once with a whole workgroup, and so do
+// a few columns with integer dot products (several sequences' decode: a workgroup per row and
+// column, so activations are rounded as the CPU rounds them whatever the count); prompts
+// (more than one mul_mat.comp block of columns) take mul_mm.comp's tiles. The rest, and every
+// product on CPU devices, take mul_mat.comp.
 enum class MulMatKernel { kVec, kTiles, kColumns };
 
 constexpr int64_t kMulMatColumns = 8;                                  // shaders/mul_mat.comp NC
@@ -175,11 +173,12 @@ constexpr int64_t kTileRows = 64, kTileColumns = 64, kTileDepth = 32;  // shader
 
 MulMatKernel mul_mat_kernel(const Node& n, const DeviceTraits& d) {
   if (d.cpu) return MulMatKernel::kColumns;
-  const int64_t few = int_dot_operands(n, d) ? 1 : kMulMatColumns;
-  if (n.src[1].ne[1] > few && n.src[0].ne[0] % kTileDepth == 0) return MulMatKernel::kTiles;
+  const int64_t cols = n.src[1].ne[1];
+  if (cols > kMulMatColumns && n.src[0].ne[0] % kTileDepth == 0) return MulMatKernel::kTiles;
   // Every block-quantized type has a mul_mat_vec kernel; float rows take mul_mat.comp.
   const bool blocks = dtype_info(n.src[0].type).block_size > 1;
-  return blocks && n.src[1].ne[1] == 1 ? MulMatKernel::kVec : MulMatKernel::kColumns;
+  const bool vec = cols == 1 || (int_dot_operands(n, d) && cols <= kMulMatColumns);
+  return blocks && vec ? MulMatKernel::kVec : MulMatKernel::kColumns;
 }
 
 // The shader of kernel k for n's weight type; `id`: its MUL_MAT_ID variant.
@@ -218,7 +217,7 @@ int64_t row_lanes(const Node& n, const DeviceTraits& d) {
 Result<uint32_t> encode_mul_mat(const Node& n, const DeviceTraits& d, ParamWriter& w) {
   const int64_t rows = n.src[0].ne[1], cols = n.src[1].ne[1], batches = n.src[1].ne[2];
   switch (mul_mat_kernel(n, d)) {
-    case MulMatKernel::kVec: return static_cast<uint32_t>(rows * batches);
+    case MulMatKernel::kVec: return static_cast<uint32_t>(rows * cols * batches);
     case MulMatKernel::kTiles:
       return static_cast<uint32_t>(ceil_div(rows, kTileRows) * ceil_div(cols, kTileColumns) * batches);
     case MulMatKernel::kColumns: break;

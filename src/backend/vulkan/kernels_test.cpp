@@ -102,14 +102,18 @@ Node product(DType type, int64_t columns, Op op = Op::kMulMat) {
 
 TEST(VulkanIntDot, ProductsOfTheTypesWithLevelsTakeIt) {
   const DeviceTraits gpu{.cpu = false, .int_dot = true};
-  for (DType t : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kIQ4_NL,
-                  DType::kIQ4_XS, DType::kMXFP4, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType t :
+       {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kIQ4_NL, DType::kIQ4_XS,
+        DType::kMXFP4, DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_TRUE(int_dot_product(product(t, 1), gpu)) << dtype_name(t);
     EXPECT_EQ(vulkan_kernel(Op::kMulMat).shader(product(t, 1), gpu).rfind("mul_mat_vec_idot_", 0), 0u);
-    for (int64_t columns : {2, 8, 64}) {  // a prompt, or a few tokens: tiles
+    for (int64_t columns : {2, 8}) {  // a few sequences' decode: rows
       EXPECT_TRUE(int_dot_product(product(t, columns), gpu)) << dtype_name(t);
-      EXPECT_EQ(vulkan_kernel(Op::kMulMat).shader(product(t, columns), gpu).rfind("mul_mm_idot_", 0), 0u);
+      EXPECT_EQ(vulkan_kernel(Op::kMulMat).shader(product(t, columns), gpu).rfind("mul_mat_vec_idot_", 0),
+                0u);
     }
+    EXPECT_TRUE(int_dot_product(product(t, 9), gpu)) << dtype_name(t);  // a prompt: tiles
+    EXPECT_EQ(vulkan_kernel(Op::kMulMat).shader(product(t, 9), gpu).rfind("mul_mm_idot_", 0), 0u);
   }
   Node glu = product(DType::kQ4_K, 1, Op::kSwiglu);  // fused with its gate and up products
   glu.n_src = 3;
@@ -132,7 +136,7 @@ TEST(VulkanIntDot, OtherProductsKeepFloatActivations) {
   EXPECT_FALSE(int_dot_product(product(DType::kQ4_K, 1), {.cpu = true, .int_dot = true}));
   EXPECT_EQ(vulkan_kernel(Op::kMulMat).shader(product(DType::kQ4_K, 4), {.cpu = false, .int_dot = false}),
             "mul_mat_q4_k");  // a few float columns: mul_mat.comp
-  for (DType t : {DType::kF16, DType::kBF16, DType::kQ2_K, DType::kQ3_K}) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_FALSE(int_dot_product(product(t, 1), gpu)) << dtype_name(t);
   }
   Node strided = product(DType::kQ8_0, 1);  // activations a row apart (a transposed view)

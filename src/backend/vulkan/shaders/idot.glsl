@@ -8,8 +8,9 @@ int sdot4_packed(int a, int b, spirv_literal int packed_4x8);
 // The dot of two words' four signed bytes.
 int sdot4(uint a, uint b) { return sdot4_packed(int(a), int(b), 0); }
 
-// Each byte of levels 0..63 less 32, as signed bytes (no borrow crosses a byte): Q6_K's.
-uint less_32(uint q) { return ((q | 0x80808080u) - 0x20202020u) ^ 0x80808080u; }
+// Each byte of levels 0..2k - 1 less k, as signed bytes (no borrow crosses a byte): Q6_K's
+// (k = 32), Q3_K's (4).
+uint less_bytes(uint q, uint k) { return ((q | 0x80808080u) - k * 0x01010101u) ^ 0x80808080u; }
 
 // Levels that index a table of integers (IQ4_NL's, MXFP4's doubled E2M1 values): four
 // nibbles (bits 0..3 of each byte of w) as the signed bytes they index.

@@ -49,9 +49,27 @@ float part_dot(uint blk, uint p, uint v, bool second) {
   float acc = 0.0;
   [[unroll]] for (uint k = 0; k < 4; ++k) {
     const uint vk = v + 128 * n + 32 * k;
-    acc += x_d(vk) * float(int(int8_t(W_B(sc + 2 * k))) * sdot4(less_32(q[k]), x_word(vk + l0)));
+    acc += x_d(vk) * float(int(int8_t(W_B(sc + 2 * k))) * sdot4(less_bytes(q[k], 32), x_word(vk + l0)));
   }
   return f16_at(W_H((blk + 208) >> 1)) * acc;
+}
+#elif defined(TYPE_Q2_K) || defined(TYPE_Q3_K)
+// As the float part: one 16-value group; Q2_K's min through the activations' level sum
+// (an integer dot with ones, as the CPU's per-16 sums).
+float part_dot(uint blk, uint g, uint v, bool second) {
+  const uint vg = v + 128 * (g >> 3) + 32 * ((g >> 1) & 3) + 16 * (g & 1);
+  int dq = 0, xsum = 0;
+  [[unroll]] for (uint k = 0; k < 4; ++k) {
+    const uint xw = x_word(vg + 4 * k), q = group_levels(blk, g, k, second);
+#ifdef TYPE_Q2_K
+    dq += sdot4(q, xw);
+    xsum += sdot4(0x01010101u, xw);
+#else
+    dq += sdot4(less_bytes(q, 4), xw);
+#endif
+  }
+  const vec2 sm = group_scale_min(blk, g, second);
+  return x_d(vg) * (sm.x * float(dq) - sm.y * float(xsum));
 }
 #elif defined(TYPE_Q8_0)
 // 4 parts of a 32-value block: 8 values each.

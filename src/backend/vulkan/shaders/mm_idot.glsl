@@ -4,7 +4,9 @@
 // - block_levels(r, b, q): words 2q and 2q + 1 of the 8 (values 8q..8q + 7);
 // - block_scales(r, b): (d0, d1, m), the scale of values 0..15 and of 16..31 (apart for
 //   Q6_K's 16-value scales) and the weight of the activations' sum (a min or an offset):
-//   the block's dot is xd (d0 s0 + d1 s1) + m xs for the level dots s0, s1 of the halves.
+//   the block's dot is xd (d0 s0 + d1 s1) + m xs for the level dots s0, s1 of the halves;
+// - with Q2_K, block_mins(r, b): the weights of the halves' activation level sums (its
+//   16-value groups' mins), added as xd (n0 h0 + n1 h1).
 #include "idot.glsl"
 DEFINE_WORD16(A)
 
@@ -40,13 +42,39 @@ uvec2 block_levels(uint r, uint b, uint q) {
   const uint lo = blk + 64 * n + 32 * (k & 1) + 8 * q, hi = blk + 128 + 32 * n + 8 * q;
   const uvec2 l = (uvec2(A_word2(lo), A_word2(lo + 4)) >> (4 * (k >> 1))) & 0x0F0F0F0Fu;
   const uvec2 h = (uvec2(A_word2(hi), A_word2(hi + 4)) >> (2 * k)) & 0x03030303u;
-  return uvec2(less_32(l.x | (h.x << 4)), less_32(l.y | (h.y << 4)));
+  return uvec2(less_bytes(l.x | (h.x << 4), 32), less_bytes(l.y | (h.y << 4), 32));
 }
 vec3 block_scales(uint r, uint b) {
   const uint blk = r + (b >> 3) * BLOCK, sc = blk + 192 + 8 * ((b >> 2) & 1) + 2 * (b & 3);
   const float d = f16_at(A_h[(blk + 208) >> 1]);
   return vec3(d * float(int8_t(A_b[sc])), d * float(int8_t(A_b[sc + 1])), 0.0);
 }
+#elif defined(TYPE_Q2_K) || defined(TYPE_Q3_K)
+#define W_WORD2(at) A_word2(at)
+#define W_B(i) A_b[i]
+#define W_H(i) A_h[i]
+#include "q23_k.glsl"
+// Block b % 8 of a 256-value block holds groups 2(b % 8) (values 0..15) and 2(b % 8) + 1.
+uint first_group(uint b) { return 8 * ((b >> 2) & 1) + 2 * (b & 3); }
+uvec2 block_levels(uint r, uint b, uint q) {
+  const uint blk = r + (b >> 3) * BLOCK, g = first_group(b) + (q >> 1), k = 2 * (q & 1);
+  const uvec2 l = uvec2(group_levels(blk, g, k, false), group_levels(blk, g, k + 1, false));
+#ifdef TYPE_Q3_K
+  return uvec2(less_bytes(l.x, 4), less_bytes(l.y, 4));
+#else
+  return l;
+#endif
+}
+vec3 block_scales(uint r, uint b) {
+  const uint blk = r + (b >> 3) * BLOCK, g = first_group(b);
+  return vec3(group_scale_min(blk, g, false).x, group_scale_min(blk, g + 1, false).x, 0.0);
+}
+#ifdef TYPE_Q2_K
+vec2 block_mins(uint r, uint b) {
+  const uint blk = r + (b >> 3) * BLOCK, g = first_group(b);
+  return -vec2(group_scale_min(blk, g, false).y, group_scale_min(blk, g + 1, false).y);
+}
+#endif
 #elif defined(TYPE_Q8_0)
 uvec2 block_levels(uint r, uint b, uint q) {
   const uint at = r + b * 34 + 2 + 8 * q;

@@ -1,6 +1,7 @@
 #version 450
 // dst[m, j, b] = sum_k src0[k, m] * src1[k, j, b] for one column: decode's product, bound by
-// reading the weights once. A workgroup takes one row; its invocations split each quant block
+// reading the weights once (with INT_DOT, up to 8 columns: a workgroup per row and column).
+// A workgroup takes one row; its invocations split each quant block
 // into PARTS parts of whole words (adjacent invocations read adjacent words, so a subgroup
 // reads whole cache lines) and walk the row's blocks WG / PARTS at a time. Each part
 // dequantizes as integers, keeps the dot with the activations per sub-block scale and applies
@@ -108,6 +109,9 @@ uint[4] part_levels(uint blk, uint p, uint at, bool second) {
 #endif
   return q;
 }
+#elif defined(TYPE_Q2_K) || defined(TYPE_Q3_K)
+const uint QK = 256, PARTS = 16;
+#include "q23_k.glsl"
 #elif defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS) || defined(TYPE_MXFP4)
 // Nibbles indexing 16 levels, 8 bytes (16 values: 8 in the low nibbles, the 8 values 16
 // later in the high ones) per part: IQ4_NL and MXFP4 2 parts of a 32-value block, IQ4_XS 16
@@ -209,37 +213,20 @@ float part_dot(uint blk, uint p, uint x, bool second) {
   return f16_at(W_H((blk + 208) >> 1)) * acc;
 }
 #elif defined(TYPE_Q2_K) || defined(TYPE_Q3_K)
-// 16 parts of a 256-value block, one per 16-value group g = 8n + 2s + h: values 128n + 32s +
-// 16h.., 2-bit levels in bits 2s of bytes 32n + 16h.. of the levels (Q3_K: a third bit, bit
-// 4n + s of high-bit bytes 16h..).
-const uint QK = 256, PARTS = 16;
-#ifdef TYPE_Q2_K
-const uint BLOCK = 84, QS = 16;
-#else
-const uint BLOCK = 110, QS = 32;
-#endif
+// 16 parts of a 256-value block, one per 16-value group (q23_k.glsl).
 float part_dot(uint blk, uint g, uint x, bool second) {
-  const uint n = g >> 3, s = (g >> 1) & 3, h = g & 1;
-  const uint xa = x + (128 * n + 32 * s + 16 * h) * xs, at = blk + QS + 32 * n + 16 * h;
+  const uint xa = x + (128 * (g >> 3) + 32 * ((g >> 1) & 3) + 16 * (g & 1)) * xs;
   float dq = 0.0, xsum = 0.0;
   [[unroll]] for (uint k = 0; k < 4; ++k) {
     const vec4 xv = x4(xa + 4 * k * xs);
-    uint q = (W_WORD2(at + 4 * k) >> (2 * s)) & 0x03030303u;
-#ifdef TYPE_Q3_K
-    q |= ((W_WORD2(blk + 16 * h + 4 * k) >> (4 * n + s)) & 0x01010101u) << 2;
-#endif
-    dq += dot(bytes4(q), xv);
+    dq += dot(bytes4(group_levels(blk, g, k, second)), xv);
     xsum += dot(xv, vec4(1.0));
   }
+  const vec2 sm = group_scale_min(blk, g, second);
 #ifdef TYPE_Q2_K
-  const uint sc = uint(W_B(blk + g));
-  const vec2 dm = unpackHalf2x16(W_WORD2(blk + 80));
-  return dm.x * float(sc & 15) * dq - dm.y * float(sc >> 4) * xsum;
+  return sm.x * dq - sm.y * xsum;
 #else
-  const uint sc = blk + 96;
-  const uint low = g < 8 ? uint(W_B(sc + g)) & 15 : uint(W_B(sc + g - 8)) >> 4;
-  const uint high = (uint(W_B(sc + 8 + (g & 3))) >> (2 * (g >> 2))) & 3;
-  return f16_at(W_H((blk + 108) >> 1)) * float(int(low | (high << 4)) - 32) * (dq - 4.0 * xsum);
+  return sm.x * (dq - 4.0 * xsum);
 #endif
 }
 #elif defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS) || defined(TYPE_MXFP4)
@@ -309,7 +296,11 @@ void main() {
   const uint rows = t_ne(T_SRC0, 1), cols = t_ne(T_DST, 1), batches = t_ne(T_DST, 2);
   const uint g = group_index();
   if (g >= rows * cols * batches) return;  // whole workgroups: barriers stay uniform
+#ifdef ID
   const uint m = g % rows, j = (g / rows) % cols, b = g / (rows * cols);
+#else  // a row's columns adjacent (several sequences' decode): its words come from cache after the first
+  const uint j = g % cols, m = (g / cols) % rows, b = g / (rows * cols);
+#endif
   const uint tid = gl_LocalInvocationID.x, p = tid % PARTS;
 #ifndef INT_DOT
   xs = t_nb(T_SRC1, 0);

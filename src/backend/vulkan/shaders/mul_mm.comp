@@ -32,6 +32,9 @@ layout(std430, binding = 3) readonly buffer BV { vec4 B_v4[]; };
 shared uvec4 sa[BK / 4][BM / 4];
 shared uvec4 sb[BK / 4][BN / 4];
 shared vec4 sa_d0[BM / 4], sa_d1[BM / 4], sa_m[BM / 4], sb_d[BN / 4], sb_s[BN / 4];
+#ifdef TYPE_Q2_K
+shared vec4 sa_n0[BM / 4], sa_n1[BM / 4];  // block_mins
+#endif
 #else
 DEFINE_ELEM(A, TYPE)
 DEFINE_QUAD(A, TYPE)
@@ -151,15 +154,25 @@ void main() {
       sa_m[lc >> 2][lc & 3] = s.z;
       sb_d[lc >> 2][lc & 3] = XQ_f[xq_scales + 2 * blk];
       sb_s[lc >> 2][lc & 3] = XQ_f[xq_scales + 2 * blk + 1];
+#ifdef TYPE_Q2_K
+      const vec2 n = block_mins(wr, blk);
+      sa_n0[lc >> 2][lc & 3] = n.x;
+      sa_n1[lc >> 2][lc & 3] = n.y;
+#endif
     }
     barrier();
     ivec4 s0[TN], s1[TN];  // the level dots of values 0..15 and 16..31
+    ivec2 h[TN];           // the columns' level sums of the halves (Q2_K)
     [[unroll]] for (uint j = 0; j < TN; ++j) {
       s0[j] = ivec4(0);
       s1[j] = ivec4(0);
+      h[j] = ivec2(0);
     }
     [[unroll]] for (uint w = 0; w < BK / 4; ++w) {
       const uvec4 a = sa[w][tm], c = sb[w][tn];
+#ifdef TYPE_Q2_K
+      [[unroll]] for (uint j = 0; j < TN; ++j) h[j][w / (BK / 8)] += sdot4(0x01010101u, c[j]);
+#endif
       [[unroll]] for (uint j = 0; j < TN; ++j) {
         [[unroll]] for (uint i = 0; i < TM; ++i) {
           if (w < BK / 8) s0[j][i] += sdot4(a[i], c[j]);
@@ -168,7 +181,14 @@ void main() {
       }
     }
     const vec4 d0 = sa_d0[tm], d1 = sa_d1[tm], m = sa_m[tm], cd = sb_d[tn], cs = sb_s[tn];
+#ifdef TYPE_Q2_K
+    const vec4 n0 = sa_n0[tm], n1 = sa_n1[tm];
+    [[unroll]] for (uint j = 0; j < TN; ++j) {
+      acc[j] += cd[j] * (d0 * vec4(s0[j]) + d1 * vec4(s1[j]) + n0 * float(h[j].x) + n1 * float(h[j].y));
+    }
+#else
     [[unroll]] for (uint j = 0; j < TN; ++j) acc[j] += cd[j] * (d0 * vec4(s0[j]) + d1 * vec4(s1[j])) + m * cs[j];
+#endif
     barrier();
   }
 #else
