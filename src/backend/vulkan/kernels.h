@@ -66,8 +66,7 @@ class ParamWriter {
 // SIMD lanes of one thread, where barriers are costly and wide rows per invocation are not.
 struct DeviceTraits {
   bool cpu = false;
-  // Block-quantized products of the types shaders/idot.glsl's users have (decode's and
-  // prompts') take integer dot products.
+  // Block-quantized products (decode's and prompts') take integer dot products.
   bool int_dot = false;
 };
 
