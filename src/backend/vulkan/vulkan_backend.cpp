@@ -454,9 +454,9 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   // Activations quantized for integer-dot products in this pass, by the bytes they came
   // from and the quantizer (a layer's q, k and v products share one), until a dispatch
   // writes those bytes, or kLiveQuantized newer ones are made: then their scratch words go
-  // to later quantizing (Hazards orders the reuse), so a prompt pass holds a few layers'
-  // activations, not all of them (an 8B model's 512-token pass: 17 MB a layer). A column
-  // needed again after that is quantized again.
+  // to later quantizing (Hazards orders the reuse), so a prompt pass holds about one layer's
+  // quantized activations, not every layer's (an 8B model's 512-token pass: 17 MB a layer).
+  // A column needed again after that is quantized again.
   struct Quantized {
     Span from;
     std::string quantizer;
@@ -466,13 +466,15 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
   std::vector<Quantized> quantized;
   const auto release = [&](const Quantized& q) {
     words.release_scratch(q.words.first, q.words.second - q.words.first);
-    return true;
   };
   std::vector<const Node*> finishes;  // per dispatch: the graph node it completes, if any
   const auto push = [&](const Dispatch& d, std::string kernel, const Node* node) {
     if (d.writes_dst) {
-      std::erase_if(quantized,
-                    [&](const Quantized& q) { return q.from.meets(span(d.bound[0])) && release(q); });
+      std::erase_if(quantized, [&](const Quantized& q) {
+        if (!q.from.meets(span(d.bound[0]))) return false;
+        release(q);
+        return true;
+      });
     }
     dispatches.push_back(d);
     kernels.push_back(std::move(kernel));
