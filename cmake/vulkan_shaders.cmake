@@ -13,11 +13,12 @@ function(paddock_vulkan_shaders out_var)
   set(variants "rms_norm|rms_norm.comp|" "norm|rms_norm.comp|CENTER" "rms_norm_mul|rms_norm.comp|MUL"
                "norm_mul|rms_norm.comp|CENTER,MUL" "add|binary.comp|OP_ADD"
                "mul|binary.comp|OP_MUL" "swiglu|glu.comp|" "geglu|glu.comp|GELU" "scale|unary.comp|SCALE"
-               "gelu|unary.comp|GELU" "tanh|unary.comp|TANH" "rope|rope.comp|"
+               "gelu|unary.comp|GELU" "tanh|unary.comp|TANH" "rope|rope.comp|" "rope_f16|rope.comp|DST_F16"
                "swiglu_oai|glu.comp|OAI" "moe_gate|moe_gate.comp|" "moe_sum|moe_rows.comp|SUM"
                "add_id|moe_rows.comp|ADD_ID" "copy_words|copy_words.comp|"
                "quantize_q8_0|quantize_q8.comp|" "quantize_q8_1|quantize_q8.comp|Q8_1"
-               "quantize_q8_k|quantize_q8.comp|QK_K")
+               "quantize_q8_k|quantize_q8.comp|QK_K" "rms_norm_mul_q8_0|rms_norm.comp|MUL,QUANT"
+               "rms_norm_mul_q8_1|rms_norm.comp|MUL,QUANT,Q8_1" "rms_norm_mul_q8_k|rms_norm.comp|MUL,QUANT,QK_K")
   foreach(t ${weight_types})
     string(TOLOWER ${t} lt)
     list(APPEND variants "get_rows_${lt}|get_rows.comp|TYPE=${t}" "mul_mat_${lt}|mul_mat.comp|TYPE=${t}"

@@ -192,10 +192,12 @@ TensorView attention(ForwardContext& c, int64_t il, const TensorView& x, const A
   const int64_t n = c.n_tokens();
   const TensorView q = heads_with_rope(c, linear(c, w.wq, w.bq, x, layer_name("Qcur", il)), hp.head_dim_k,
                                        w.q_norm, "Qcur", il);  // [d_k, n_head, n]
-  const TensorView k = heads_with_rope(c, linear(c, w.wk, w.bk, x, layer_name("Kcur", il)), hp.head_dim_k,
-                                       w.k_norm, "Kcur", il);  // [d_k, n_head_kv, n]
   const TensorView v = linear(c, w.wv, w.bv, x, layer_name("Vcur", il))
-                           .reshape({hp.head_dim_v, lp.n_head_kv, n});            // [d_v, n_head_kv, n]
+                           .reshape({hp.head_dim_v, lp.n_head_kv, n});  // [d_v, n_head_kv, n]
+  // K last, so that its rope is the node before its copy into the cache: a GPU backend runs
+  // the two as one kernel (src/backend/vulkan/fusion.h).
+  const TensorView k = heads_with_rope(c, linear(c, w.wk, w.bk, x, layer_name("Kcur", il)), hp.head_dim_k,
+                                       w.k_norm, "Kcur", il);                     // [d_k, n_head_kv, n]
   const TensorView out = c.g.tensor(DType::kF32, {hp.head_dim_v, lp.n_head, n});  // [d_v, n_head, n]
   const float scale = hp.attn_scale > 0 ? hp.attn_scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
   const AttnParams params{

@@ -31,6 +31,7 @@
 #if PADDOCK_HAVE_VULKAN
 #include "backend/vulkan/vulkan_backend.h"
 #include "base/env.h"
+#include "base/fp16.h"
 #endif
 #include "backend/graph.h"
 #include "backend/moe.h"
@@ -1300,18 +1301,32 @@ std::vector<float> norm_times_weight(Backend& be, bool center, bool read_again) 
   return got;
 }
 
-class BackendPasses : public ::testing::TestWithParam<size_t> {};
+// Each backend under test (be_) against ref on passes of several nodes.
+class BackendPasses : public ::testing::TestWithParam<size_t> {
+ protected:
+  void SetUp() override {
+    const BackendUnderTest entry = backends_under_test()[GetParam()];
+    Result<std::unique_ptr<Backend>> made = entry.make();
+    if (!made.ok() && entry.required) FAIL() << entry.name << ": " << made.status().to_string();
+    if (!made.ok()) GTEST_SKIP() << "SKIPPED LOUDLY: " << entry.name << ": " << made.status().to_string();
+    be_ = std::move(made).value();
+  }
+  std::unique_ptr<Backend> be_;
+  const std::unique_ptr<Backend> ref_ = make_ref_backend();
+};
+
+// Runs g on be: as one pass, or node by node (every output read back, so nothing is fused).
+void run_pass(Backend& be, Graph& g, bool each_node) {
+  ASSERT_TRUE(g.allocate(be.device()).is_ok());
+  const Status st = each_node ? be.compute(g, [](const Node&) {}) : be.compute(g);
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+}
 
 TEST_P(BackendPasses, NormTimesWeightMatchesRefFusedOrNot) {
-  const BackendUnderTest entry = backends_under_test()[GetParam()];
-  Result<std::unique_ptr<Backend>> be = entry.make();
-  if (!be.ok() && entry.required) FAIL() << entry.name << ": " << be.status().to_string();
-  if (!be.ok()) GTEST_SKIP() << "SKIPPED LOUDLY: " << entry.name << ": " << be.status().to_string();
-  const std::unique_ptr<Backend> ref = make_ref_backend();
   for (bool center : {false, true}) {
     for (bool read_again : {false, true}) {
-      const std::vector<float> want = norm_times_weight(*ref, center, read_again);
-      const std::vector<float> got = norm_times_weight(**be, center, read_again);
+      const std::vector<float> want = norm_times_weight(*ref_, center, read_again);
+      const std::vector<float> got = norm_times_weight(*be_, center, read_again);
       EXPECT_LE(nmse(got, want), 1e-10)
           << (center ? "norm" : "rms_norm") << (read_again ? ", its output read again" : "");
     }
@@ -1324,22 +1339,33 @@ TEST_P(BackendPasses, NormTimesWeightMatchesRefFusedOrNot) {
 // add, as one kernel each (Vulkan's mul_mat_vec GLU and ADD variants) must give the numbers
 // of its separate kernels (`each_node`: every node's output read back, so nothing is fused),
 // and must not fuse where the outputs are needed.
+// m rows of k Gaussian values (from `seed`) as type t, placed where `be` computes.
+TensorView gaussian_rows(Backend& be, std::vector<std::unique_ptr<Buffer>>& owned, DType t, int64_t k,
+                         int64_t m, uint32_t seed) {
+  const std::span<const float> v = gaussian(static_cast<size_t>(k * m), seed);
+  std::vector<uint8_t> bytes;
+  for (int64_t r = 0; r < m; ++r) {
+    const std::vector<uint8_t> row =
+        quantize(t, v.subspan(static_cast<size_t>(r * k), static_cast<size_t>(k)));
+    bytes.insert(bytes.end(), row.begin(), row.end());
+  }
+  const Placed p = std::move(place(be, std::move(bytes), owned)).value();
+  return TensorView::in_buffer(*p.buffer, p.offset, t, {k, m});
+}
+
+// The output of a pass as the host reads it.
+std::vector<float> read_f32(const TensorView& v) {
+  std::vector<float> got(static_cast<size_t>(v.n_elements()));
+  v.buffer->get(v.offset, {reinterpret_cast<uint8_t*>(got.data()), got.size() * sizeof(float)});
+  return got;
+}
+
 std::vector<float> decode_ffn(Backend& be, DType type, Op glu, bool read_again, bool each_node) {
   constexpr int64_t kEmbd = 256;
   constexpr int64_t kFf = 512;
   std::vector<std::unique_ptr<Buffer>> owned;
   uint32_t seed = 3;
-  const auto put = [&](DType t, int64_t k, int64_t m) {
-    const std::span<const float> v = gaussian(static_cast<size_t>(k * m), seed++);
-    std::vector<uint8_t> bytes;
-    for (int64_t r = 0; r < m; ++r) {
-      const std::vector<uint8_t> row =
-          quantize(t, v.subspan(static_cast<size_t>(r * k), static_cast<size_t>(k)));
-      bytes.insert(bytes.end(), row.begin(), row.end());
-    }
-    const Placed p = std::move(place(be, std::move(bytes), owned)).value();
-    return TensorView::in_buffer(*p.buffer, p.offset, t, {k, m});
-  };
+  const auto put = [&](DType t, int64_t k, int64_t m) { return gaussian_rows(be, owned, t, k, m, seed++); };
   const TensorView wg = put(type, kEmbd, kFf), wu = put(type, kEmbd, kFf), wd = put(type, kFf, kEmbd);
   const TensorView x = put(DType::kF32, kEmbd, 1), r = put(DType::kF32, kEmbd, 1);
   Graph g;
@@ -1350,32 +1376,104 @@ std::vector<float> decode_ffn(Backend& be, DType type, Op glu, bool read_again, 
   const TensorView down = g.mul_mat(wd, h, "ffn_down");
   TensorView out = g.add(r, down, "l_out");
   if (read_again) out = g.add(out, down, "l_out_plus_down");
-  EXPECT_TRUE(g.allocate(be.device()).is_ok());
-  const Status st = each_node ? be.compute(g, [](const Node&) {}) : be.compute(g);
-  EXPECT_TRUE(st.is_ok()) << st.to_string();
-  std::vector<float> got(kEmbd);
-  out.buffer->get(out.offset, {reinterpret_cast<uint8_t*>(got.data()), got.size() * sizeof(float)});
-  return got;
+  run_pass(be, g, each_node);
+  return read_f32(out);
 }
 
 TEST_P(BackendPasses, DecodeFfnMatchesRefFusedOrNot) {
-  const BackendUnderTest entry = backends_under_test()[GetParam()];
-  Result<std::unique_ptr<Backend>> be = entry.make();
-  if (!be.ok() && entry.required) FAIL() << entry.name << ": " << be.status().to_string();
-  if (!be.ok()) GTEST_SKIP() << "SKIPPED LOUDLY: " << entry.name << ": " << be.status().to_string();
-  const std::unique_ptr<Backend> ref = make_ref_backend();
   for (DType type : {DType::kQ4_K, DType::kQ6_K, DType::kQ8_0, DType::kQ4_0}) {
     for (Op glu : {Op::kSwiglu, Op::kGeglu}) {
       for (bool read_again : {false, true}) {
         const std::string what = std::string(dtype_name(type)) + " " + std::string(op_name(glu)) +
                                  (read_again ? ", outputs read again" : "");
-        const std::vector<float> want = decode_ffn(*ref, type, glu, read_again, false);
-        const std::vector<float> got = decode_ffn(**be, type, glu, read_again, false);
-        const std::vector<float> apart = decode_ffn(**be, type, glu, read_again, true);
+        const std::vector<float> want = decode_ffn(*ref_, type, glu, read_again, false);
+        const std::vector<float> got = decode_ffn(*be_, type, glu, read_again, false);
+        const std::vector<float> apart = decode_ffn(*be_, type, glu, read_again, true);
         // ref quantizes the activations (as ggml's CPU does); GPU products read them in F32.
         EXPECT_LE(nmse(got, want), 2e-3) << what;
         EXPECT_LE(nmse(got, apart), 1e-12) << what << ": fused and separate kernels differ";
       }
+    }
+  }
+}
+
+// An attention block's inputs: the norm of `columns` columns times its weight row, read by
+// two products (q and k); and the same with the norm's output read again by a later node. A
+// backend that quantizes the norm's output for integer-dot products in the norm's own kernel
+// (Vulkan's rms_norm_mul_q8_*) must give the numbers of its separate kernels (`each_node`).
+std::vector<float> normed_products(Backend& be, DType type, int64_t k, int64_t columns, bool read_again,
+                                   bool each_node) {
+  constexpr int64_t kRows = 64;
+  std::vector<std::unique_ptr<Buffer>> owned;
+  const TensorView x = gaussian_rows(be, owned, DType::kF32, k, columns, 1);
+  const TensorView w = gaussian_rows(be, owned, DType::kF32, k, 1, 2);
+  const TensorView wq = gaussian_rows(be, owned, type, k, kRows, 3);
+  const TensorView wk = gaussian_rows(be, owned, type, k, kRows, 4);
+  Graph g;
+  const TensorView n = g.mul(g.rms_norm(x, 1e-5f, "norm"),
+                             TensorView::in_buffer(*w.buffer, w.offset, DType::kF32, {k}), "attn_norm");
+  TensorView out = g.add(g.mul_mat(wq, n, "q"), g.mul_mat(wk, n, "k"), "q_plus_k");
+  if (read_again) {
+    out = g.add(g.mul_mat(wq, g.add(n, n, "twice"), "q2"), out, "sum");
+  }
+  run_pass(be, g, each_node);
+  return read_f32(out);
+}
+
+TEST_P(BackendPasses, NormedProductsMatchRefFusedOrNot) {
+  // One quantizer each (Q8_K, Q8_1, Q8_0); decode's one column, several sequences' three,
+  // a prompt's 17; a row of 8448 values takes the norm's workgroup two rounds of blocks.
+  for (DType type : {DType::kQ4_K, DType::kQ4_1, DType::kQ8_0}) {
+    for (int64_t columns : {1, 3, 17}) {
+      for (int64_t k : {int64_t{512}, int64_t{8448}}) {
+        for (bool read_again : {false, true}) {
+          if (k > 512 && (columns > 1 || read_again)) continue;
+          const std::string what = std::string(dtype_name(type)) + " k=" + std::to_string(k) + ", " +
+                                   std::to_string(columns) + " columns" +
+                                   (read_again ? ", norm read again" : "");
+          const std::vector<float> want = normed_products(*ref_, type, k, columns, read_again, false);
+          const std::vector<float> got = normed_products(*be_, type, k, columns, read_again, false);
+          const std::vector<float> apart = normed_products(*be_, type, k, columns, read_again, true);
+          EXPECT_LE(nmse(got, want), 2e-3) << what;
+          EXPECT_LE(nmse(got, apart), 1e-12) << what << ": fused and separate kernels differ";
+        }
+      }
+    }
+  }
+}
+
+// A layer's K written to its cache: the rope of `tokens` tokens' heads, copied into F16 (or
+// F32) cells, as one pass. A backend that ropes straight into the cache (Vulkan's rope_f16)
+// must give ref's numbers, and those of its separate kernels (`each_node`).
+std::vector<float> rope_into_cache(Backend& be, DType cache, int64_t tokens, bool each_node) {
+  constexpr int64_t kHeadDim = 64, kHeads = 4;
+  std::vector<std::unique_ptr<Buffer>> owned;
+  const TensorView x = gaussian_rows(be, owned, DType::kF32, kHeadDim * kHeads, tokens, 5);
+  std::vector<int32_t> pos(static_cast<size_t>(tokens));
+  for (size_t t = 0; t < pos.size(); ++t) pos[t] = static_cast<int32_t>(7 + 3 * t);
+  const RopeParams rp{.mode = RopeMode::kNeox, .n_dims = 48};  // 16 dims a head pass through
+  Graph g;
+  const TensorView k = g.rope(x.reshape({kHeadDim, kHeads, tokens}), pos, rp, std::nullopt, "Kcur");
+  const TensorView cells = g.tensor(cache, {kHeadDim, kHeads, tokens});
+  g.copy(k, cells, "k_cache");  // the pass's result
+  run_pass(be, g, each_node);
+  if (cache == DType::kF32) return read_f32(cells);
+  std::vector<uint16_t> halves(static_cast<size_t>(cells.n_elements()));
+  cells.buffer->get(cells.offset, {reinterpret_cast<uint8_t*>(halves.data()), halves.size() * 2});
+  std::vector<float> got;
+  for (uint16_t h : halves) got.push_back(fp16_to_f32(h));
+  return got;
+}
+
+TEST_P(BackendPasses, RopeIntoCacheMatchesRefFusedOrNot) {
+  for (DType cache : {DType::kF16, DType::kF32}) {
+    for (int64_t tokens : {1, 5}) {
+      const std::string what = std::string(dtype_name(cache)) + ", " + std::to_string(tokens) + " tokens";
+      const std::vector<float> want = rope_into_cache(*ref_, cache, tokens, false);
+      const std::vector<float> got = rope_into_cache(*be_, cache, tokens, false);
+      const std::vector<float> apart = rope_into_cache(*be_, cache, tokens, true);
+      EXPECT_LE(nmse(got, want), 1e-10) << what;
+      EXPECT_EQ(got, apart) << what << ": fused and separate kernels differ";
     }
   }
 }

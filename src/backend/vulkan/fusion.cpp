@@ -32,7 +32,7 @@ bool same_view(const TensorView& a, const TensorView& b) {
 bool unread_after(std::span<const Node> nodes, size_t producer, size_t last, const TensorView& v,
                   std::span<const TensorView> results) {
   // v's bytes that no later node has written over yet, as [first, end) ranges.
-  std::vector<std::pair<size_t, size_t>> live = {{v.offset, v.offset + v.extent()}};
+  std::vector<std::pair<size_t, size_t>> live = {{v.offset, v.offset + v.extent()}}, left;
   const Buffer& storage = v.buffer->storage();
   const auto reads_live = [&](const TensorView& r) {
     if (r.buffer == nullptr || &r.buffer->storage() != &storage) return overlaps(r, v);
@@ -45,12 +45,12 @@ bool unread_after(std::span<const Node> nodes, size_t producer, size_t last, con
     }
     const TensorView& out = nodes[j].dst;  // a strided output leaves the bytes between its rows
     if (out.buffer == nullptr || &out.buffer->storage() != &storage || !out.is_contiguous()) continue;
-    std::vector<std::pair<size_t, size_t>> left;  // live minus [out.offset, out.offset + extent)
+    left.clear();  // live minus [out.offset, out.offset + extent)
     for (const auto& [lo, hi] : live) {
       if (lo < out.offset) left.emplace_back(lo, std::min(hi, out.offset));
       if (hi > out.offset + out.extent()) left.emplace_back(std::max(lo, out.offset + out.extent()), hi);
     }
-    live = std::move(left);
+    live.swap(left);
   }
   const auto written_later = [&](const TensorView& r) {
     return std::any_of(nodes.begin() + static_cast<std::ptrdiff_t>(producer) + 1, nodes.end(),
@@ -105,6 +105,16 @@ bool products_then_glu(const Node& gate, const Node& up, const Node& glu, const 
          !overlaps(glu.dst, wg) && !overlaps(glu.dst, wu) && !overlaps(glu.dst, gate.src[1]);
 }
 
+// A rope, then the copy of its output into a tensor of its shape in F32 or F16 (a layer's K
+// cache cells) that overlaps none of the rope's inputs.
+bool rope_then_copy(const Node& rope, const Node& copy) {
+  if (rope.op != Op::kRope || copy.op != Op::kCopy || rope.dst.buffer == nullptr) return false;
+  const TensorView& to = copy.dst;
+  return same_view(copy.src[0], rope.dst) && to.same_shape(rope.dst) &&
+         (to.type == DType::kF16 || to.type == DType::kF32) && !overlaps(to, rope.src[0]) &&
+         (rope.n_src < 2 || !overlaps(to, rope.src[1]));
+}
+
 }  // namespace
 
 size_t fused_nodes(std::span<const Node> nodes, size_t i, std::span<const TensorView> results,
@@ -119,6 +129,11 @@ size_t fused_nodes(std::span<const Node> nodes, size_t i, std::span<const Tensor
     out.dst = b.dst;
     return 2;
   }
+  if (rope_then_copy(a, b) && unread_after(nodes, i, i + 1, a.dst, results)) {
+    out = a;
+    out.dst = b.dst;
+    return 2;
+  }
   const int other = product_then_add(a, b, traits);
   if (other >= 0 && unread_after(nodes, i, i + 1, a.dst, results)) {
     out = a;
@@ -127,11 +142,13 @@ size_t fused_nodes(std::span<const Node> nodes, size_t i, std::span<const Tensor
     out.dst = b.dst;
     return 2;
   }
-  if (i + 2 < nodes.size() && unread_after(nodes, i, i + 2, a.dst, results) &&
-      unread_after(nodes, i + 1, i + 2, b.dst, results)) {
+  if (i + 2 < nodes.size()) {
     const Node& glu = nodes[i + 2];
     const bool gate_first = products_then_glu(a, b, glu, traits);
-    if (gate_first || products_then_glu(b, a, glu, traits)) {  // either product may come first
+    // Either product may come first; the shape checks go before unread_after's scan of the
+    // rest of the pass, which for every node would cost the pass quadratic time.
+    if ((gate_first || products_then_glu(b, a, glu, traits)) &&
+        unread_after(nodes, i, i + 2, a.dst, results) && unread_after(nodes, i + 1, i + 2, b.dst, results)) {
       out = glu;
       out.src = {(gate_first ? a : b).src[0], a.src[1], (gate_first ? b : a).src[0], TensorView{}};
       out.n_src = 3;
@@ -139,6 +156,18 @@ size_t fused_nodes(std::span<const Node> nodes, size_t i, std::span<const Tensor
     }
   }
   return 1;
+}
+
+const Node* int_dot_reader(std::span<const Node> nodes, size_t i, const TensorView& out,
+                           const DeviceTraits& traits) {
+  constexpr size_t kLookahead = 4;  // past a norm: its weight's multiply, a router's product
+  if (out.buffer == nullptr || out.ne[3] != 1) return nullptr;
+  for (size_t j = i + 1; j < nodes.size() && j <= i + kLookahead; ++j) {
+    const Node& n = nodes[j];
+    if (n.op == Op::kMulMat && same_view(n.src[1], out) && int_dot_product(n, traits)) return &n;
+    if (n.dst.buffer != nullptr && overlaps(n.dst, out)) return nullptr;
+  }
+  return nullptr;
 }
 
 }  // namespace paddock

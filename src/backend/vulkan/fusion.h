@@ -27,9 +27,17 @@ bool overlaps(const TensorView& a, const TensorView& b);
 // - a decode product (mul_mat_vec.comp) and the add of its output to a tensor of its shape:
 //   the product with that tensor as src[2] (ADD), writing the add's output;
 // - the gate and up decode products of one input and their swiglu or geglu: the GLU node
-//   with src = {gate weights, input, up weights} (GLU).
+//   with src = {gate weights, input, up weights} (GLU);
+// - a rope and the copy of its output into F32 or F16 rows of its shape (K cache cells): the
+//   rope writing the copy's destination (rope.comp's DST_F16).
 // `results`: what the pass's caller reads afterwards (kept as written).
 size_t fused_nodes(std::span<const Node> nodes, size_t i, std::span<const TensorView> results,
                    const DeviceTraits& traits, Node& out);
+
+// The integer-dot product (int_dot_product) among the few nodes after nodes[i] that reads
+// `out`, nodes[i]'s output, as its activations before anything writes over it, or null: the
+// norm that writes `out` then quantizes it for that product in the same dispatch.
+const Node* int_dot_reader(std::span<const Node> nodes, size_t i, const TensorView& out,
+                           const DeviceTraits& traits);
 
 }  // namespace paddock

@@ -101,5 +101,60 @@ TEST(VulkanFusion, GateAndUpProductsAndTheirGlu) {
   EXPECT_EQ(read.fused(0, out), 1u);
 }
 
+TEST(VulkanFusion, RopeAndTheCopyOfItsOutputIntoACache) {
+  const std::vector<int32_t> pos = {5};
+  const RopeParams rp{.n_dims = 64};
+  for (DType cache : {DType::kF16, DType::kF32, DType::kQ8_0}) {
+    Pass p;
+    const TensorView k = p.g.rope(p.x.reshape({64, 4, 1}), pos, rp, std::nullopt, "Kcur");
+    const TensorView cells = p.g.tensor(cache, {64, 4, 1});
+    p.g.copy(k, cells, "k_cache");
+    p.g.add(cells, cells, "read");  // the pass's result, so that the copy stays
+    Node out;
+    if (cache == DType::kQ8_0) {  // the rope writes floats only
+      EXPECT_EQ(p.fused(0, out), 1u);
+      continue;
+    }
+    ASSERT_EQ(p.fused(0, out), 2u) << dtype_name(cache);
+    EXPECT_EQ(out.op, Op::kRope);
+    EXPECT_EQ(out.dst.offset, cells.offset);
+    EXPECT_EQ(out.dst.type, cache);
+  }
+  Pass read;  // the rope's output read again (q, which attention reads)
+  const TensorView q = read.g.rope(read.x.reshape({64, 4, 1}), pos, rp, std::nullopt, "Qcur");
+  read.g.copy(q, read.g.tensor(DType::kF16, {64, 4, 1}), "k_cache");
+  read.g.add(q, q, "twice");
+  Node out;
+  EXPECT_EQ(read.fused(0, out), 1u);
+}
+
+TEST(VulkanFusion, TheIntegerDotProductThatReadsANormsOutput) {
+  constexpr DeviceTraits kIntDot{.cpu = false, .int_dot = true};
+  Pass p;
+  const TensorView n = p.g.mul(p.g.rms_norm(p.x, 1e-5f, "norm"), p.g.tensor(DType::kF32, {256}), "attn_norm");
+  p.g.mul_mat(p.weight(0), n, "q");
+  ASSERT_TRUE(p.g.allocate(host_device()).is_ok());
+  const std::span<const Node> nodes = p.g.nodes();
+  EXPECT_EQ(int_dot_reader(nodes, 1, n, kIntDot), &nodes[2]);
+  EXPECT_EQ(int_dot_reader(nodes, 1, n, kGpu), nullptr) << "float products read F32 activations";
+
+  Pass far;  // read only past the lookahead, or after a node writes over the norm's output
+  const TensorView m =
+      far.g.mul(far.g.rms_norm(far.x, 1e-5f, "norm"), far.g.tensor(DType::kF32, {256}), "attn_norm");
+  TensorView y = far.x;
+  for (int i = 0; i < 4; ++i) y = far.g.add(y, far.x, "pad");
+  far.g.mul_mat(far.weight(0), m, "q");
+  ASSERT_TRUE(far.g.allocate(host_device()).is_ok());
+  EXPECT_EQ(int_dot_reader(far.g.nodes(), 1, m, kIntDot), nullptr);
+
+  Pass over;
+  const TensorView o =
+      over.g.mul(over.g.rms_norm(over.x, 1e-5f, "norm"), over.g.tensor(DType::kF32, {256}), "attn_norm");
+  over.g.copy(over.x, o, "overwrite");
+  over.g.mul_mat(over.weight(0), o, "q");
+  ASSERT_TRUE(over.g.allocate(host_device()).is_ok());
+  EXPECT_EQ(int_dot_reader(over.g.nodes(), 1, o, kIntDot), nullptr);
+}
+
 }  // namespace
 }  // namespace paddock

@@ -472,7 +472,11 @@ const std::array<VulkanKernel, kOpCount> kKernels = {{
      encode_norm},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("mul"); }, encode_elementwise},
     {all_f32, [](const Node&, const DeviceTraits&) { return std::string("add"); }, encode_elementwise},
-    {all_f32, [](const Node&, const DeviceTraits&) { return std::string("rope"); }, encode_rope},
+    {all_f32,
+     [](const Node& n, const DeviceTraits&) {
+       return std::string(n.dst.type == DType::kF16 ? "rope_f16" : "rope");  // fused with a copy
+     },
+     encode_rope},
     {all_f32, [](const Node& n, const DeviceTraits& d) { return glu_shader(n, d, "swiglu"); }, encode_glu},
     {attention_kernel_types,
      [](const Node& n, const DeviceTraits&) { return "attention_" + type_suffix(n.src[1].type); },

@@ -86,7 +86,9 @@ bool mat_vec_product(const Node& n, const DeviceTraits& d);
 // first by activation_quantizer(n) into quantized_words(k) scratch words a column, whose
 // first word goes in n's op word kQuantizedOpWord (shaders/idot.glsl OP_XQ).
 bool int_dot_product(const Node& n, const DeviceTraits& d);
-constexpr uint32_t kQuantizedOpWord = 1;  // word 0: mul_mm.comp ID's column tiles
+// Also where quantize_q8.comp and a norm with QUANT write their columns (shaders' OP_XQ);
+// word 0 is mul_mm.comp ID's column tiles and a norm's epsilon.
+constexpr uint32_t kQuantizedOpWord = 1;
 // The shaders/quantize_q8.comp variant for n's weight type: its activations rounded as
 // ggml's CPU rounds them for that type (its vec_dot_type: Q8_K for K-quants, Q8_1 for Q4_1
 // and Q5_1, Q8_0 for the others).

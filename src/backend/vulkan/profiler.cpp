@@ -19,8 +19,10 @@ KernelProfiler::~KernelProfiler() {
   for (const auto& r : rows) gpu += r.second.ms;
   std::fprintf(stderr,
                "vulkan profile: %llu passes, host %.1f ms in them (preparing %.1f ms before the first "
-               "submission, recording done at %.1f ms) and %.1f ms between them, GPU kernels %.1f ms\n",
-               static_cast<unsigned long long>(passes_), host_ms_, prepare_ms_, record_ms_, between_ms_, gpu);
+               "submission, recording done at %.1f ms) and %.1f ms between them, GPU kernels %.1f ms; "
+               "%llu dispatches, %llu barriers unprofiled\n",
+               static_cast<unsigned long long>(passes_), host_ms_, prepare_ms_, record_ms_, between_ms_, gpu,
+               static_cast<unsigned long long>(dispatches_), static_cast<unsigned long long>(barriers_));
   for (const auto& [name, t] : rows) {
     std::fprintf(stderr, "  %-24s %10.2f ms %5.1f%% %8llu calls %9.1f us/call\n", name.c_str(), t.ms,
                  100 * t.ms / std::max(gpu, 1e-9), static_cast<unsigned long long>(t.calls),
@@ -49,7 +51,7 @@ void KernelProfiler::stamp(VkCommandBuffer cmd, uint32_t i) {
 }
 
 void KernelProfiler::collect(std::span<const std::string> names, Clock::time_point start,
-                             Clock::time_point prepared, Clock::time_point recorded) {
+                             Clock::time_point prepared, Clock::time_point recorded, size_t barriers) {
   if (!enabled_) return;
   const Clock::time_point end = Clock::now();
   const auto ms = [](Clock::time_point from, Clock::time_point to) {
@@ -73,6 +75,8 @@ void KernelProfiler::collect(std::span<const std::string> names, Clock::time_poi
   prepare_ms_ += ms(start, prepared);
   record_ms_ += ms(start, recorded);
   ++passes_;
+  dispatches_ += n;
+  barriers_ += barriers;
 }
 
 }  // namespace paddock

@@ -6,6 +6,7 @@
 #include <vulkan/vulkan.h>
 
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <span>
 #include <string>
@@ -29,9 +30,10 @@ class KernelProfiler {
   using Clock = std::chrono::steady_clock;
   // After the submission finished: dispatch i ran kernel names[i]; the pass began at `start`,
   // submitted its first part at `prepared` (the device idle until then) and finished
-  // recording at `recorded`.
+  // recording at `recorded`; unprofiled, it would have had `barriers` barriers (profiled, one
+  // follows every dispatch).
   void collect(std::span<const std::string> names, Clock::time_point start, Clock::time_point prepared,
-               Clock::time_point recorded);
+               Clock::time_point recorded, size_t barriers);
 
  private:
   VulkanContext& ctx_;
@@ -51,6 +53,8 @@ class KernelProfiler {
   double between_ms_ = 0;
   Clock::time_point last_end_{};
   uint64_t passes_ = 0;
+  uint64_t dispatches_ = 0;
+  uint64_t barriers_ = 0;
 };
 
 }  // namespace paddock

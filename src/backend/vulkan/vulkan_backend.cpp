@@ -10,6 +10,7 @@
 
 #include "backend/graph.h"
 #include "backend/host_exec.h"
+#include "backend/vulkan/dispatch_order.h"
 #include "backend/vulkan/fusion.h"
 #include "backend/vulkan/kernels.h"
 #include "backend/vulkan/pipelines.h"
@@ -21,16 +22,6 @@
 namespace paddock {
 
 namespace {
-
-// A tensor as a kernel binds it: the buffer, the binding's offset and range, and where the
-// view starts inside the binding.
-struct Bound {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceSize offset = 0;
-  VkDeviceSize range = 0;
-  uint32_t start = 0;
-  size_t bytes = 0;  // the view's extent from offset + start
-};
 
 // A host buffer the pass reads or writes (a split pass's compute buffer), computed on in a
 // device copy: bytes the pass reads before writing them go up first, and only its results
@@ -54,34 +45,6 @@ struct Transfer {
   size_t bytes;
   size_t staged;  // offset in the staging buffer
 };
-
-// Scratch words [first, end) a dispatch writes or reads for another (a kernel's own working
-// memory within one dispatch is not listed).
-using WordRange = std::pair<uint32_t, uint32_t>;
-
-// One node as the pass records it (or a step before one: quantizing a product's activations).
-struct Dispatch {
-  VkPipeline pipeline;
-  uint32_t base;  // word offset of its parameters
-  uint32_t groups;
-  std::array<Bound, kKernelBindings - 1> bound;  // dst, then the sources
-  size_t sources = 0;
-  bool writes_dst = true;
-  WordRange scratch_out{}, scratch_in{};
-  VkDescriptorSet set = VK_NULL_HANDLE;
-};
-
-// Bytes [lo, hi) of a device buffer; the scratch binding's words are spans of no buffer.
-struct Span {
-  VkBuffer buffer;
-  VkDeviceSize lo, hi;
-  bool operator==(const Span&) const = default;
-  bool meets(const Span& o) const { return buffer == o.buffer && lo < o.hi && o.lo < hi; }
-};
-Span span(const Bound& b) { return {b.buffer, b.offset + b.start, b.offset + b.start + b.bytes}; }
-Span scratch_span(WordRange w) {
-  return {VK_NULL_HANDLE, VkDeviceSize{4} * w.first, VkDeviceSize{4} * w.second};
-}
 
 // A dispatch's descriptor set contents: (buffer, offset, range) of each binding.
 struct SetKey {
@@ -408,41 +371,6 @@ Status VulkanBackend::assign_sets(std::vector<Dispatch>& dispatches) {
   return Status::ok();
 }
 
-// The bytes of device buffers that the dispatches recorded since the last barrier read and
-// write. A dispatch needs a barrier before it only when it reads what they write or writes
-// what they read or write, so independent nodes (a layer's q, k and v products) run together
-// instead of each waiting for the GPU to drain.
-class Hazards {
- public:
-  bool conflicts(const Dispatch& d) const {
-    if (d.writes_dst && (overlaps(written_, span(d.bound[0])) || overlaps(read_, span(d.bound[0]))))
-      return true;
-    if (overlaps(written_, scratch_span(d.scratch_out)) || overlaps(read_, scratch_span(d.scratch_out)))
-      return true;
-    if (overlaps(written_, scratch_span(d.scratch_in))) return true;
-    for (size_t i = 1; i <= d.sources; ++i) {
-      if (overlaps(written_, span(d.bound[i]))) return true;
-    }
-    return false;
-  }
-  void add(const Dispatch& d) {
-    if (d.writes_dst) written_.push_back(span(d.bound[0]));
-    if (d.scratch_out.second > 0) written_.push_back(scratch_span(d.scratch_out));
-    if (d.scratch_in.second > 0) read_.push_back(scratch_span(d.scratch_in));
-    for (size_t i = 1; i <= d.sources; ++i) read_.push_back(span(d.bound[i]));
-  }
-  void clear() {
-    read_.clear();
-    written_.clear();
-  }
-
- private:
-  static bool overlaps(const std::vector<Span>& spans, const Span& s) {
-    return std::any_of(spans.begin(), spans.end(), [&](const Span& t) { return t.meets(s); });
-  }
-  std::vector<Span> read_, written_;
-};
-
 Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function<void(const Node&)>& after,
                                 std::span<const TensorView> results) {
   const auto start = std::chrono::steady_clock::now();
@@ -480,8 +408,19 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     kernels.push_back(std::move(kernel));
     finishes.push_back(node);
   };
-  // The scratch words of x's columns quantized by `quantizer` (quantize_q8.comp), made now
-  // if not yet.
+  // Scratch words for x's columns quantized, the oldest quantized columns' given back first
+  // where kLiveQuantized are held.
+  const auto quantized_columns = [&](const TensorView& x) {
+    const uint32_t n = quantized_words(x.ne[0]) * static_cast<uint32_t>(x.ne[1] * x.ne[2]);
+    if (quantized.size() == kLiveQuantized) {
+      release(quantized.front());
+      quantized.erase(quantized.begin());
+    }
+    const uint32_t first = words.reused_scratch_words(n);
+    return WordRange{first, first + n};
+  };
+  // The scratch words of x's columns quantized by `quantizer` (quantize_q8.comp, or the norm
+  // that wrote x), made now if not yet.
   const auto quantize = [&](const TensorView& x, const Bound& from,
                             const std::string& quantizer) -> Result<WordRange> {
     for (const Quantized& q : quantized) {
@@ -497,17 +436,11 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     d.sources = 1;
     d.writes_dst = false;
     const int64_t columns = x.ne[1] * x.ne[2];
-    const uint32_t n = quantized_words(x.ne[0]) * static_cast<uint32_t>(columns);
-    if (quantized.size() == kLiveQuantized) {
-      release(quantized.front());
-      quantized.erase(quantized.begin());
-    }
-    d.scratch_out = {words.reused_scratch_words(n), 0};
-    d.scratch_out.second = d.scratch_out.first + n;
+    d.scratch_out = quantized_columns(x);
     std::array<uint32_t, 5> starts{};
     starts.fill(from.start);
     d.base = words.begin_node(q, starts);
-    words.op(0, d.scratch_out.first);
+    words.op(kQuantizedOpWord, d.scratch_out.first);
     d.groups = static_cast<uint32_t>((x.ne[0] / 32 * columns + 63) / 64);  // an invocation per 32 values
     push(d, quantizer, nullptr);
     quantized.push_back({span(from), quantizer, d.scratch_out});
@@ -525,7 +458,14 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     const Node& n = *node;
     const VulkanKernel& k = vulkan_kernel(n.op);
     Dispatch d;
-    std::string kernel = k.shader(n, traits_);
+    // A norm whose output an integer-dot product reads quantizes it too (rms_norm_mul_q8_*).
+    std::string quantizer;
+    if (n.op == Op::kRmsNorm && n.n_src == 2) {
+      if (const Node* reader = int_dot_reader(nodes, at, n.dst, traits_))
+        quantizer = activation_quantizer(*reader);
+    }
+    std::string kernel =
+        k.shader(n, traits_) + (quantizer.empty() ? "" : quantizer.substr(quantizer.find('_')));
     PADDOCK_ASSIGN(d.pipeline, pipelines_.get(kernel));
     if (profiler_.enabled() && kernel.starts_with("mul_m")) {  // products: time each weight shape apart
       kernel += " " + std::to_string(n.src[0].ne[0]) + "x" + std::to_string(n.src[0].ne[1]);
@@ -539,12 +479,15 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     if (int_dot_product(n, traits_)) {
       PADDOCK_ASSIGN(d.scratch_in, quantize(n.src[1], d.bound[2], activation_quantizer(n)));
     }
+    if (!quantizer.empty()) d.scratch_out = quantized_columns(n.dst);
     std::array<uint32_t, 5> starts{};
     for (size_t i = 0; i < starts.size(); ++i) starts[i] = d.bound[i].start;
     d.base = words.begin_node(n, starts);
     PADDOCK_ASSIGN(d.groups, k.encode(n, traits_, words));
     if (d.scratch_in.second > 0) words.op(kQuantizedOpWord, d.scratch_in.first);
+    if (d.scratch_out.second > 0) words.op(kQuantizedOpWord, d.scratch_out.first);
     push(d, std::move(kernel), &nodes[at]);  // by node (dumps), nothing is fused
+    if (!quantizer.empty()) quantized.push_back({span(d.bound[0]), quantizer, d.scratch_out});
   }
   if (dispatches.empty()) return Status::ok();
   PADDOCK_TRY(ensure_params(words.bytes()));
@@ -572,12 +515,13 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &b, 0, nullptr,
                          0, nullptr);
   };
-  // Barriers go only where a dispatch depends on one since the last (Hazards), except after
-  // every dispatch that runs alone (profiled, so each kernel's time is its own, or read back
-  // node by node) and after the pass's last, before the host or a copy reads its results.
-  Hazards hazards;
+  // Barriers go only where a dispatch depends on one since the last (DispatchOrder), except
+  // after every dispatch that runs alone (profiled, so each kernel's time is its own, or read
+  // back node by node), which keep the nodes' order, and after the pass's last, before the
+  // host or a copy reads its results.
+  DispatchOrder order(dispatches);
   const bool each_alone = profiler_.enabled() || static_cast<bool>(after);
-  // Dispatches [from, to): their commands.
+  // Steps [from, to) of the recording: their commands.
   const auto record = [&](VkCommandBuffer cmd, size_t from, size_t to) {
     if (from == 0) {  // the pass's inputs and words onto the device before its first kernel
       copy(cmd, up_.buffer, ups, true);
@@ -591,21 +535,15 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
     }
     const uint32_t max_x = std::min<uint32_t>(ctx_->limits().maxComputeWorkGroupCount[0], 65535);
     for (size_t i = from; i < to; ++i) {
-      const Dispatch& d = dispatches[i];
-      if (hazards.conflicts(d)) {
-        barrier(cmd);
-        hazards.clear();
-      }
+      const Step step = each_alone ? Step{i, false} : order.next();
+      const Dispatch& d = dispatches[step.dispatch];
+      if (step.barrier_before) barrier(cmd);
       profiler_.stamp(cmd, static_cast<uint32_t>(i));
       vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
       vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines_.layout(), 0, 1, &d.set, 0, nullptr);
       vkCmdPushConstants(cmd, pipelines_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(uint32_t), &d.base);
       if (d.groups > 0) vkCmdDispatch(cmd, std::min(d.groups, max_x), (d.groups + max_x - 1) / max_x, 1);
-      hazards.add(d);
-      if (each_alone || i + 1 == dispatches.size()) {
-        barrier(cmd);
-        hazards.clear();
-      }
+      if (each_alone || i + 1 == dispatches.size()) barrier(cmd);
     }
     profiler_.stamp(cmd, static_cast<uint32_t>(to));
     if (to == dispatches.size() && !downs.empty()) {  // after the last barrier: results to the host
@@ -639,7 +577,13 @@ Status VulkanBackend::run_nodes(std::span<const Node> nodes, const std::function
       recorded = std::chrono::steady_clock::now();
     }));
     for (const Transfer& t : downs) t.host->set(t.offset, {down_.data + t.staged, t.bytes});
-    profiler_.collect(kernels, start, prepared, recorded);
+    size_t barriers = 0;  // as the pass would have been recorded unprofiled
+    if (profiler_.enabled()) {
+      DispatchOrder unprofiled(dispatches);
+      for (size_t i = 0; i < dispatches.size(); ++i) barriers += unprofiled.next().barrier_before ? 1 : 0;
+      ++barriers;  // after the last
+    }
+    profiler_.collect(kernels, start, prepared, recorded, barriers);
     return Status::ok();
   }
   for (size_t i = 0; i < dispatches.size(); ++i) {  // tensor dumps read each output as it is written

@@ -39,6 +39,11 @@ float pf(uint i) { return uintBitsToFloat(P[pc.base + 45 + i]); }
 // Word i of the node's table that starts `at` words after its block.
 uint pw(uint at, uint i) { return P[pc.base + at + i]; }
 
+// Columns of quantized activations (quantize_q8.glsl, idot.glsl) lie in the scratch binding
+// from the word in op word OP_XQ, k / 4 + k / 16 words a column of k values.
+const uint OP_XQ = 1;
+uint xq_column(uint c, uint k) { return pu(OP_XQ) + c * (k / 4 + k / 16); }
+
 // Workgroups are dispatched as a 2-D grid (one dimension's count is limited to 65535):
 // this is the group's linear index.
 uint group_index() { return gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y; }

@@ -27,10 +27,8 @@ uint level_bytes(uint w) {
 }
 #endif
 
-// Quantized activations (quantize_q8.comp) in the scratch binding: per column k / 4 words of
+// Quantized activations (quantize_q8.glsl) in the scratch binding: per column k / 4 words of
 // levels (value v in byte v % 4 of word v / 4), then per 32 values their scale d and d x (sum
-// of levels). Op word OP_XQ holds the first column's first word.
-const uint OP_XQ = 1;
+// of levels), from xq_column's word.
 layout(std430, binding = 6) readonly buffer XQU { uint XQ_u[]; };
 layout(std430, binding = 6) readonly buffer XQF { float XQ_f[]; };
-uint xq_column(uint c, uint k) { return pu(OP_XQ) + c * (k / 4 + k / 16); }

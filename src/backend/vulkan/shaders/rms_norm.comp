@@ -2,7 +2,9 @@
 // One workgroup per row, op word 0 = eps. RMS norm: row / sqrt(mean(row^2) + eps); with
 // CENTER (LayerNorm's normalisation): (row - mean) / sqrt(mean((row - mean)^2) + eps). With
 // MUL each output is then multiplied by element i of a weight row (src1 [n]): a norm and the
-// multiply by its weight in one dispatch, rounded as the two apart. Each loop issues four
+// multiply by its weight in one dispatch, rounded as the two apart. With QUANT each output row
+// is also quantized (quantize_q8.glsl, as column `row`) for the integer-dot product that reads
+// it: a dispatch and a barrier less than quantize_q8.comp after it. Each loop issues four
 // independent loads a step: one workgroup per row leaves nothing else to hide memory latency
 // (a decode norm took 20 us on an H100 with one load a step).
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -23,8 +25,20 @@ float workgroup_sum(float v) {
 }
 
 uint x, xs, n;
-float mean = 0.0;
+float mean = 0.0, scale;
 float at(uint i) { return A_f[(x + i * xs) >> 2] - mean; }
+#if defined(MUL)
+uint w, ws;
+float normed(uint i) { return (at(i) * scale) * B_f[(w + i * ws) >> 2]; }
+#else
+float normed(uint i) { return at(i) * scale; }
+#endif
+#if defined(QUANT)
+// What the quantizing reads: each value as the output got it (the same expression again,
+// not the output read back, which other invocations wrote).
+#include "quantize_q8.glsl"
+float q8_source(uint i) { return normed(i); }
+#endif
 
 // Over this invocation's elements: the sum of (x - mean) or with `squares` of its squares.
 float own_sum(bool squares) {
@@ -50,24 +64,24 @@ void main() {
 #if defined(CENTER)
   mean = workgroup_sum(own_sum(false)) / float(n);
 #endif
-  const float scale = 1.0 / sqrt(workgroup_sum(own_sum(true)) / float(n) + pf(0));
+  scale = 1.0 / sqrt(workgroup_sum(own_sum(true)) / float(n) + pf(0));
 #if defined(MUL)
-  const uint w = t_off(T_SRC1), ws = t_nb(T_SRC1, 0);
+  w = t_off(T_SRC1);
+  ws = t_nb(T_SRC1, 0);
 #endif
   // Four elements a step: all loads before the stores, which may alias them for all the
   // compiler knows.
   for (uint i0 = gl_LocalInvocationID.x; i0 < n; i0 += 4 * WG) {
     float v[4];
-    [[unroll]] for (uint k = 0; k < 4; ++k) {
-      const uint i = min(i0 + k * WG, n - 1);
-#if defined(MUL)
-      v[k] = (at(i) * scale) * B_f[(w + i * ws) >> 2];
-#else
-      v[k] = at(i) * scale;
-#endif
-    }
+    [[unroll]] for (uint k = 0; k < 4; ++k) v[k] = normed(min(i0 + k * WG, n - 1));
     [[unroll]] for (uint k = 0; k < 4; ++k) {
       if (i0 + k * WG < n) D_f[(y + (i0 + k * WG) * ys) >> 2] = v[k];
     }
   }
+#if defined(QUANT)
+  for (uint b0 = 0; b0 < n / 32; b0 += WG) {  // uniform: every invocation meets the barriers
+    const uint blk = b0 + gl_LocalInvocationID.x;
+    quantize_block(blk < n / 32, blk, n, xq_column(row, n));
+  }
+#endif
 }

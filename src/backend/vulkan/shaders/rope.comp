@@ -2,9 +2,20 @@
 // Rotary embedding with the angles' cosines and sines computed on the host (as ref computes
 // them, so results agree with ref to float rounding): one invocation per pair of a head.
 // Op words: 0 = n_dims, 1 = neox (0/1), 2 = the table's word offset; the table holds
-// (cos, sin) for each token t and pair i at 2 * (t * n_dims / 2 + i).
+// (cos, sin) for each token t and pair i at 2 * (t * n_dims / 2 + i). With DST_F16 the
+// output is rounded to half precision as copy.comp rounds it: the rope and the copy of its
+// output into a K cache in one dispatch.
 #include "common.glsl"
 layout(local_size_x = 256) in;
+
+// dst's element at byte y.
+void put(uint y, float v) {
+#if defined(DST_F16)
+  D_h[y >> 1] = to_f16(v);
+#else
+  D_f[y >> 2] = v;
+#endif
+}
 
 void main() {
   const uint n0 = t_ne(T_DST, 0), heads = t_ne(T_DST, 1), tokens = t_ne(T_DST, 2);
@@ -17,7 +28,7 @@ void main() {
   const uint y = t_at(T_DST, h, t, 0), ys = t_nb(T_DST, 0);
   if (p >= half_dims) {  // dims past n_dims pass through
     const uint i = n_dims + 2 * (p - half_dims);
-    for (uint k = i; k < min(i + 2, n0); ++k) D_f[(y + k * ys) >> 2] = A_f[(x + k * xs) >> 2];
+    for (uint k = i; k < min(i + 2, n0); ++k) put(y + k * ys, A_f[(x + k * xs) >> 2]);
     return;
   }
   const uint i0 = pu(1) != 0 ? p : 2 * p;
@@ -25,6 +36,6 @@ void main() {
   const uint at = pu(2) + 2 * (t * half_dims + p);
   const float c = uintBitsToFloat(pw(at, 0)), s = uintBitsToFloat(pw(at, 1));
   const float x0 = A_f[(x + i0 * xs) >> 2], x1 = A_f[(x + i1 * xs) >> 2];
-  D_f[(y + i0 * ys) >> 2] = x0 * c - x1 * s;
-  D_f[(y + i1 * ys) >> 2] = x0 * s + x1 * c;
+  put(y + i0 * ys, x0 * c - x1 * s);
+  put(y + i1 * ys, x0 * s + x1 * c);
 }
