@@ -34,7 +34,11 @@ constexpr const char* kUsage =
     "      OLLAMA_MAX_QUEUE           Maximum number of queued requests (default 512)\n"
     "      OLLAMA_CONTEXT_LENGTH      Context length to use unless otherwise specified (default 4096)\n"
     "      OLLAMA_KV_CACHE_TYPE       Quantization type for the K/V cache (default f16)\n"
-    "  (each is also read as PADDOCK_<NAME>, which wins)\n";
+    "      OLLAMA_GPU_OVERHEAD        Reserve a portion of VRAM per GPU (bytes)\n"
+    "      OLLAMA_VULKAN              Use a Vulkan GPU (default true; 0 keeps models on the CPU)\n"
+    "      OLLAMA_LLM_LIBRARY         Set to cpu (or cpu_avx2, ...) to keep models on the CPU\n"
+    "      GGML_VK_VISIBLE_DEVICES    Vulkan devices to choose from, by index (-1: none)\n"
+    "  (each OLLAMA_<NAME> is also read as PADDOCK_<NAME>, which wins)\n";
 
 // Each loaded model runs in a `paddock runner` child of this binary, so a crash in a model
 // fails only its own requests; the scheduler pings idle runners before reuse and sizes models

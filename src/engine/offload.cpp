@@ -37,6 +37,17 @@ uint64_t gpu_overhead() {
   return n;
 }
 
+// Why Ollama's settings keep the GPU out, or "": OLLAMA_VULKAN=0 (Vulkan discovery off) or
+// OLLAMA_LLM_LIBRARY=cpu... (the CPU library forced). Another library (cuda_v12, rocm) is
+// Ollama's name for a GPU, which paddock drives through Vulkan.
+std::string gpu_switched_off() {
+  const std::optional<std::string> vulkan = env_get("VULKAN");
+  if (vulkan && !vulkan->empty() && !env_flag("VULKAN", true)) return "OLLAMA_VULKAN=" + *vulkan;
+  const std::string library = env_get_or("LLM_LIBRARY", "");
+  if (library.starts_with("cpu")) return "OLLAMA_LLM_LIBRARY=" + library;
+  return "";
+}
+
 // A pass's activations on the device: a batch's rows through the widest layer, and the
 // logits of one row per sequence.
 uint64_t compute_reserve(const gguf::File& file, const HParams& hp, const EngineOptions& o) {
@@ -61,7 +72,9 @@ Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, 
                                      const EngineOptions& options) {
   Offload out;
   PADDOCK_ASSIGN(std::unique_ptr<Backend> cpu, make_cpu_backend(options.num_thread));
-  const bool want_gpu = !options.num_gpu || *options.num_gpu != 0;
+  const std::string switched_off = gpu_switched_off();
+  const bool want_gpu = (!options.num_gpu || *options.num_gpu != 0) && switched_off.empty();
+  if (!switched_off.empty()) out.summary = switched_off + ": running on the CPU";
 #if PADDOCK_HAVE_VULKAN
   if (want_gpu) {
     const std::optional<std::string> named = env_get("VULKAN_DEVICE");

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -345,6 +346,24 @@ TEST(InProcessRunner, NumGpuOffloadsToTheVulkanDevice) {
   const std::string want = greedy_text(**cpu, 12);
   EXPECT_FALSE(want.empty());
   EXPECT_EQ(greedy_text(**gpu, 12), want);
+}
+
+// Ollama's switches that keep the GPU out win over num_gpu (and a named device).
+TEST(InProcessRunner, OllamaVulkanOffKeepsEverythingOnTheCpu) {
+  PADDOCK_REQUIRE_FIXTURES();
+  setenv("PADDOCK_VULKAN_DEVICE", "llvmpipe", 0);
+  for (const char* setting : {"PADDOCK_VULKAN=0", "OLLAMA_LLM_LIBRARY=cpu_avx2"}) {
+    const std::string name(setting, std::strchr(setting, '='));
+    setenv(name.c_str(), std::strchr(setting, '=') + 1, 1);
+    auto r = load_in_process(LoadOptions{.model_path = stories_path(), .num_ctx = 64, .num_gpu = 999}, {});
+    unsetenv(name.c_str());
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ((*r)->facts().device_memory_bytes, 0u) << setting;
+    EXPECT_FALSE(greedy_text(**r, 4).empty());
+  }
+  auto on = load_in_process(LoadOptions{.model_path = stories_path(), .num_ctx = 64, .num_gpu = 999}, {});
+  ASSERT_TRUE(on.ok()) << on.status().to_string();
+  EXPECT_GT((*on)->facts().device_memory_bytes, 0u) << "back on once unset";
 }
 
 // A mixture-of-experts model offloads like a dense one (each of its layers ran on the CPU

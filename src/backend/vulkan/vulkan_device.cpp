@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "base/check.h"
 
@@ -116,18 +118,43 @@ void record_copies_to_host(VkCommandBuffer cmd) {
                        nullptr, 0, nullptr);
 }
 
+const VulkanDeviceInfo* automatic_device(const std::vector<VulkanDeviceInfo>& devices,
+                                         const std::optional<std::string>& visible) {
+  std::vector<const VulkanDeviceInfo*> listed;
+  if (!visible) {
+    for (const VulkanDeviceInfo& d : devices) listed.push_back(&d);
+  } else {
+    for (size_t at = 0; at <= visible->size();) {
+      const size_t end = std::min(visible->find(',', at), visible->size());
+      const std::string id = visible->substr(at, end - at);
+      const bool numeric =
+          !id.empty() && std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isdigit(c); });
+      for (const VulkanDeviceInfo& d : devices) {
+        if (numeric && std::to_string(d.index) == id) listed.push_back(&d);
+      }
+      at = end + 1;
+    }
+  }
+  for (const char* want : {"discrete", "integrated", "virtual", "other", "cpu"}) {
+    if (!visible && std::string_view(want) == "cpu") break;  // lavapipe only when asked for
+    for (const VulkanDeviceInfo* d : listed) {
+      if (d->type == want) return d;
+    }
+  }
+  return nullptr;
+}
+
 Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector) {
   PADDOCK_ASSIGN(VkInstance instance, create_instance());
   const std::vector<VkPhysicalDevice> ps = physical_devices(instance);
   std::vector<VulkanDeviceInfo> infos;
   for (uint32_t i = 0; i < ps.size(); ++i) infos.push_back(describe(ps[i], i));
   int chosen = -1;
+  const char* visible = std::getenv("GGML_VK_VISIBLE_DEVICES");
   if (selector.empty()) {
-    for (const char* want : {"discrete", "integrated", "virtual", "other"}) {
-      for (const VulkanDeviceInfo& d : infos) {
-        if (chosen < 0 && d.type == want) chosen = static_cast<int>(d.index);
-      }
-    }
+    const VulkanDeviceInfo* d =
+        automatic_device(infos, visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
+    if (d != nullptr) chosen = static_cast<int>(d->index);
   } else {
     const bool numeric = std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); });
     for (const VulkanDeviceInfo& d : infos) {
@@ -137,11 +164,15 @@ Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector) 
     }
   }
   if (chosen < 0) {
-    return not_found(selector.empty()
-                         ? "vulkan: no GPU found (devices: " + device_list(infos) +
-                               "; a CPU device is used only when PADDOCK_VULKAN_DEVICE names it)"
-                         : "vulkan: no device matches PADDOCK_VULKAN_DEVICE=" + selector +
-                               " (devices: " + device_list(infos) + ")");
+    const std::string devices = " (devices: " + device_list(infos) + ")";
+    if (!selector.empty())
+      return not_found("vulkan: no device matches PADDOCK_VULKAN_DEVICE=" + selector + devices);
+    if (visible != nullptr) {
+      return not_found("vulkan: no device among GGML_VK_VISIBLE_DEVICES=" + std::string(visible) + devices);
+    }
+    return not_found(
+        "vulkan: no GPU found" + devices +
+        "; a CPU device is used only when PADDOCK_VULKAN_DEVICE or GGML_VK_VISIBLE_DEVICES names it");
   }
   std::shared_ptr<VulkanContext> ctx(new VulkanContext());
   PADDOCK_TRY(ctx->init(instance, ps[static_cast<size_t>(chosen)], infos[static_cast<size_t>(chosen)]));

@@ -41,6 +41,14 @@ struct VulkanDeviceInfo {
 // Every Vulkan device the loader finds (an empty list when there is no loader or driver).
 std::vector<VulkanDeviceInfo> list_vulkan_devices();
 
+// The device open_vulkan("") takes from `devices`: the first discrete GPU, else integrated,
+// virtual or other. With `visible` (GGML_VK_VISIBLE_DEVICES, which Ollama passes to ggml: a
+// comma-separated list of indices) only the devices listed, in its order within each type,
+// and a CPU device too (last). Null where there is none (-1, or indices of no device, hide
+// every device: the CPU alone computes).
+const VulkanDeviceInfo* automatic_device(const std::vector<VulkanDeviceInfo>& devices,
+                                         const std::optional<std::string>& visible);
+
 class VulkanContext;
 
 // A device-local buffer (storage, transfer source and destination).

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace paddock {
 namespace {
 
@@ -29,6 +33,41 @@ TEST(VulkanMemoryType, ReadbacksTakeCachedHostMemoryWhereThereIsSome) {
   EXPECT_EQ(pick_memory_type(mem, 0xB, kMapped, kCached), 1u);  // the buffer cannot take type 2
   EXPECT_EQ(pick_memory_type(mem, 0xF, kLocal, 0), 0u);
   EXPECT_FALSE(pick_memory_type(mem, 0x1, kMapped, kCached).has_value());
+}
+
+// A machine's devices: lavapipe, an integrated GPU and two discrete ones.
+std::vector<VulkanDeviceInfo> devices() {
+  std::vector<VulkanDeviceInfo> out;
+  for (const char* type : {"cpu", "integrated", "discrete", "discrete"}) {
+    VulkanDeviceInfo d;
+    d.index = static_cast<uint32_t>(out.size());
+    d.type = type;
+    d.is_cpu = d.type == "cpu";
+    out.push_back(d);
+  }
+  return out;
+}
+
+// The index automatic_device takes, or -1 for none.
+int chosen(const std::vector<VulkanDeviceInfo>& ds, std::optional<std::string> visible) {
+  const VulkanDeviceInfo* d = automatic_device(ds, visible);
+  return d == nullptr ? -1 : static_cast<int>(d->index);
+}
+
+TEST(VulkanDeviceChoice, DiscreteFirstAmongTheVisibleOnes) {
+  const std::vector<VulkanDeviceInfo> ds = devices();
+  EXPECT_EQ(chosen(ds, std::nullopt), 2);
+  EXPECT_EQ(chosen({ds[0], ds[1]}, std::nullopt), 1);
+  EXPECT_EQ(chosen({ds[0]}, std::nullopt), -1) << "lavapipe only when asked for";
+  // GGML_VK_VISIBLE_DEVICES
+  EXPECT_EQ(chosen(ds, "3,2"), 3);
+  EXPECT_EQ(chosen(ds, "1"), 1);
+  EXPECT_EQ(chosen(ds, "0,1"), 1);
+  EXPECT_EQ(chosen(ds, "0"), 0) << "a listed CPU device is used";
+  EXPECT_EQ(chosen(ds, "-1"), -1) << "Ollama's way to keep the GPUs out";
+  EXPECT_EQ(chosen(ds, "7"), -1);
+  EXPECT_EQ(chosen(ds, ""), -1);
+  EXPECT_EQ(chosen(ds, "x,1,"), 1) << "what is not an index is skipped";
 }
 
 }  // namespace
