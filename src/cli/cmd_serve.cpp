@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/version.h"
 #include "engine/loaded_model.h"
+#include "runner/in_process_runner.h"
 #include "runner/runner.h"
 #include "runner/subprocess_runner.h"
 #include "server/api.h"
@@ -32,7 +33,7 @@ constexpr const char* kUsage =
     "      OLLAMA_MAX_LOADED_MODELS   Maximum number of loaded models (default 3)\n"
     "      OLLAMA_NUM_PARALLEL        Maximum number of parallel requests per model (default 1)\n"
     "      OLLAMA_MAX_QUEUE           Maximum number of queued requests (default 512)\n"
-    "      OLLAMA_CONTEXT_LENGTH      Context length to use unless otherwise specified (default 4096)\n"
+    "      OLLAMA_CONTEXT_LENGTH      Context length to use unless otherwise specified (default by VRAM)\n"
     "      OLLAMA_KV_CACHE_TYPE       Quantization type for the K/V cache (default f16)\n"
     "      OLLAMA_GPU_OVERHEAD        Reserve a portion of VRAM per GPU (bytes)\n"
     "      OLLAMA_VULKAN              Use a Vulkan GPU (default true; 0 keeps models on the CPU)\n"
@@ -50,9 +51,13 @@ server::SchedulerEffects scheduler_effects() {
   e.estimate_memory = [](const runner::LoadOptions& load, int num_parallel) {
     const Result<DType> parsed = engine::parse_kv_cache_type(env_get_or("KV_CACHE_TYPE", ""));
     const DType kv_type = parsed.ok() ? *parsed : DType::kF16;
+    runner::LoadOptions sized = load;  // its KV caches weigh on the automatic context
+    sized.num_parallel = num_parallel;
+    Result<engine::EngineOptions> options = runner::engine_options(sized);
+    if (options.ok()) options->kv_type = kv_type;
     return server::estimate_model_memory(load, num_parallel, [&](const gguf::File& f) {
       const Result<uint64_t> bytes =
-          engine::kv_cache_bytes_of(f, load.num_ctx, load.num_batch.value_or(0), kv_type);
+          options.ok() ? engine::kv_cache_bytes_of(f, *options) : Result<uint64_t>(options.status());
       if (bytes.ok()) return *bytes;  // else an architecture the engine cannot size (and will refuse)
       return kv_cache_bytes(server::kv_cache_config(f, engine::resolve_num_ctx(load.num_ctx, 0), kv_type));
     });

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -21,6 +22,23 @@ namespace {
 // repeat the work; tiny test models fit many times over.
 constexpr size_t kRefDequantCacheBytes = size_t{256} << 20;
 
+// OLLAMA_CONTEXT_LENGTH's value, where it is a positive number.
+std::optional<int64_t> context_length_setting() {
+  const auto env = env_get("CONTEXT_LENGTH");
+  if (!env) return std::nullopt;
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(env->data(), env->data() + env->size(), v);
+  if (ec == std::errc() && end == env->data() + env->size() && v > 0) return v;
+  return std::nullopt;
+}
+
+// The `automatic` resolve_num_ctx takes for a load of `file` with `options`: the GPU's tier
+// (engine/offload.h) for the CPU backend's loads; 4096 for ref's, which never offload.
+int64_t automatic_num_ctx_of(const gguf::File& file, const HParams& hp, const EngineOptions& options) {
+  if (options.backend == BackendKind::kRef || !automatic_context(options.num_ctx)) return kDefaultNumCtx;
+  return automatic_num_ctx(file, hp, options);
+}
+
 }  // namespace
 
 int64_t resolve_num_batch(int64_t requested, const HParams& hp, int64_t n_ctx) {
@@ -30,16 +48,10 @@ int64_t resolve_num_batch(int64_t requested, const HParams& hp, int64_t n_ctx) {
   return std::min(requested > 0 ? requested : kDefaultNumBatch, n_ctx);
 }
 
-int64_t resolve_num_ctx(int64_t requested, int64_t n_ctx_train) {
-  int64_t n = requested;
-  if (n <= 0) {
-    n = kDefaultNumCtx;
-    if (const auto env = env_get("CONTEXT_LENGTH")) {
-      int64_t v = 0;
-      const auto [end, ec] = std::from_chars(env->data(), env->data() + env->size(), v);
-      if (ec == std::errc() && end == env->data() + env->size() && v > 0) n = v;
-    }
-  }
+bool automatic_context(int64_t requested) { return requested <= 0 && !context_length_setting(); }
+
+int64_t resolve_num_ctx(int64_t requested, int64_t n_ctx_train, int64_t automatic) {
+  int64_t n = requested > 0 ? requested : context_length_setting().value_or(automatic);
   if (n_ctx_train > 0) n = std::min(n, n_ctx_train);
   return std::max(n, kMinNumCtx);
 }
@@ -51,6 +63,7 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
                             std::to_string(options.num_batch));
   }
   std::unique_ptr<LoadedModel> m(new LoadedModel());
+  int64_t automatic = kDefaultNumCtx;  // the context where nothing sets one
   PADDOCK_ASSIGN(m->file_, gguf::File::open(path));
   PADDOCK_ASSIGN(m->tokenizer_, Tokenizer::load(*m->file_));
   if (options.backend == BackendKind::kRef) {
@@ -60,9 +73,10 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
     // not load gets the CPU backend, and load_model's error says why.
     const Result<HParams> hp = arch_hparams(*m->file_);
     if (hp.ok()) {
-      PADDOCK_ASSIGN(
-          Offload off,
-          make_offload_backend(*m->file_, *hp, resolve_num_ctx(options.num_ctx, hp->n_ctx_train), options));
+      automatic = automatic_num_ctx_of(*m->file_, *hp, options);
+      PADDOCK_ASSIGN(Offload off, make_offload_backend(
+                                      *m->file_, *hp,
+                                      resolve_num_ctx(options.num_ctx, hp->n_ctx_train, automatic), options));
       if (off.gpu_found || options.num_gpu) log_info(off.summary);
       m->backend_ = std::move(off.backend);
       m->device_bytes_ = off.device_bytes;
@@ -75,7 +89,7 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
   // A tokenizer may know more tokens than the embedding has rows (Ollama's gemma3 files add
   // image tokens past them): sampling never yields those, and a prompt holding one fails at
   // the forward pass ("token id ... out of range").
-  m->n_ctx_ = resolve_num_ctx(options.num_ctx, m->model_->hparams().n_ctx_train);
+  m->n_ctx_ = resolve_num_ctx(options.num_ctx, m->model_->hparams().n_ctx_train, automatic);
   m->kv_type_ = options.kv_type;
   const HParams& hp = m->model_->hparams();
   m->n_batch_ = resolve_num_batch(options.num_batch, hp, m->n_ctx_);
@@ -93,12 +107,13 @@ Result<std::unique_ptr<LoadedModel>> LoadedModel::load(const std::string& path,
   return m;
 }
 
-Result<uint64_t> kv_cache_bytes_of(const gguf::File& file, int64_t num_ctx, int64_t num_batch,
-                                   DType kv_type) {
+Result<uint64_t> kv_cache_bytes_of(const gguf::File& file, const EngineOptions& options) {
   PADDOCK_ASSIGN(const HParams hp, arch_hparams(file));
-  const int64_t n_ctx = resolve_num_ctx(num_ctx, hp.n_ctx_train);
-  const DType type = kv_type_fits(kv_type, hp.head_dim_k, hp.head_dim_v) ? kv_type : DType::kF16;
-  return paddock::kv_cache_bytes(kv_config(hp, n_ctx, type, resolve_num_batch(num_batch, hp, n_ctx)));
+  const int64_t n_ctx =
+      resolve_num_ctx(options.num_ctx, hp.n_ctx_train, automatic_num_ctx_of(file, hp, options));
+  const DType type =
+      kv_type_fits(options.kv_type, hp.head_dim_k, hp.head_dim_v) ? options.kv_type : DType::kF16;
+  return paddock::kv_cache_bytes(kv_config(hp, n_ctx, type, resolve_num_batch(options.num_batch, hp, n_ctx)));
 }
 
 uint64_t LoadedModel::kv_cache_bytes() const {

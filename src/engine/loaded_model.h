@@ -26,8 +26,9 @@
 
 namespace paddock::engine {
 
-// Ollama's CPU default (reference ollama.md: 4096 below 23 GiB of VRAM), clamped to the
-// model's trained context; OLLAMA_CONTEXT_LENGTH / PADDOCK_CONTEXT_LENGTH overrides it.
+// Ollama's CPU default (reference ollama.md: 4096 below 23 GiB of VRAM; a GPU's memory raises
+// it, engine/offload.h automatic_num_ctx), clamped to the model's trained context;
+// OLLAMA_CONTEXT_LENGTH / PADDOCK_CONTEXT_LENGTH overrides it.
 inline constexpr int64_t kDefaultNumCtx = 4096;
 inline constexpr int64_t kMinNumCtx = 4;  // Ollama clamps num_ctx to at least 4
 inline constexpr int64_t kDefaultNumBatch = 512;
@@ -38,7 +39,7 @@ enum class BackendKind {
 };
 
 struct EngineOptions {
-  int64_t num_ctx = 0;    // 0 = kDefaultNumCtx (or the env override), clamped to the trained context
+  int64_t num_ctx = 0;    // 0 = the env override, else automatic_num_ctx; clamped to the trained context
   int64_t num_batch = 0;  // 0 = kDefaultNumBatch; prompt tokens per forward pass
   int num_thread = 0;     // cpu backend threads; 0 = one per physical core (base/cpu_count.h)
   BackendKind backend = BackendKind::kCpu;
@@ -99,15 +100,18 @@ class LoadedModel {
 };
 
 // The context size a load with `requested` (0 = default) gets for a model trained on
-// `n_ctx_train` tokens (0 = unknown): Ollama's rules, see kDefaultNumCtx.
-int64_t resolve_num_ctx(int64_t requested, int64_t n_ctx_train);
+// `n_ctx_train` tokens (0 = unknown): Ollama's rules, see kDefaultNumCtx; `automatic` where
+// neither `requested` nor OLLAMA_CONTEXT_LENGTH sets one.
+int64_t resolve_num_ctx(int64_t requested, int64_t n_ctx_train, int64_t automatic = kDefaultNumCtx);
+// Whether resolve_num_ctx takes its `automatic` for `requested`.
+bool automatic_context(int64_t requested);
 // The most tokens one pass takes (num_batch, 0 = kDefaultNumBatch, at most n_ctx; an
 // encoder's whole input), which also sizes the windowed layers' KV rings.
 int64_t resolve_num_batch(int64_t requested, const HParams& hp, int64_t n_ctx);
-// The KV cache bytes of one sequence as LoadedModel::load would allocate them for `file`
-// (num_ctx and num_batch as EngineOptions take them, 0 = default; windowed layers as their
-// rings; a KV type the head dims do not fit falls back to F16), for the scheduler's estimate.
-// Fails where the architecture's hyperparameters do not load.
-Result<uint64_t> kv_cache_bytes_of(const gguf::File& file, int64_t num_ctx, int64_t num_batch, DType kv_type);
+// The KV cache bytes of one sequence as LoadedModel::load would allocate them for `file` with
+// `options` (num_ctx, num_batch, kv_type and num_parallel; windowed layers as their rings; a
+// KV type the head dims do not fit falls back to F16), for the scheduler's estimate. Fails
+// where the architecture's hyperparameters do not load.
+Result<uint64_t> kv_cache_bytes_of(const gguf::File& file, const EngineOptions& options);
 
 }  // namespace paddock::engine

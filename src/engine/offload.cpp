@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -15,6 +17,7 @@
 #include "model/weights.h"
 #if PADDOCK_HAVE_VULKAN
 #include "backend/vulkan/vulkan_backend.h"
+#include "backend/vulkan/vulkan_device.h"
 #endif
 
 namespace paddock::engine {
@@ -60,6 +63,42 @@ uint64_t compute_reserve(const gguf::File& file, const HParams& hp, const Engine
          static_cast<uint64_t>(o.num_parallel) * static_cast<uint64_t>(n_vocab) * sizeof(float) + 64 * kMiB;
 }
 
+// What placing the whole model on a GPU with `free` bytes weighs at context n_ctx.
+FitRequest fit_request(const gguf::File& file, const HParams& hp, int64_t n_ctx, const EngineOptions& options,
+                       uint64_t free) {
+  FitRequest fit = offload_weights(file, hp.n_layer);
+  // Windowed layers count their rings (hp comes from arch_hparams).
+  const uint64_t kv_all =
+      kv_cache_bytes(kv_config(hp, n_ctx, options.kv_type, resolve_num_batch(options.num_batch, hp, n_ctx))) *
+      static_cast<uint64_t>(options.num_parallel);
+  fit.kv_per_layer = kv_all / static_cast<uint64_t>(std::max<int64_t>(hp.n_layer, 1));
+  fit.compute = compute_reserve(file, hp, options);
+  fit.free = free;
+  return fit;
+}
+
+// The memory of the GPU the placement would use (its largest device-local heap) less
+// OLLAMA_GPU_OVERHEAD; 0 without one (none found, Vulkan off, a CPU device such as lavapipe,
+// whose memory is the host's).
+uint64_t placement_gpu_bytes() {
+  if (!gpu_switched_off().empty()) return 0;
+#if PADDOCK_HAVE_VULKAN
+  const std::vector<VulkanDeviceInfo> devices = list_vulkan_devices();
+  const std::optional<std::string> named = env_get("VULKAN_DEVICE");
+  const char* visible = std::getenv("GGML_VK_VISIBLE_DEVICES");
+  const VulkanDeviceInfo* d =
+      named && !named->empty()
+          ? named_device(devices, *named)
+          : automatic_device(devices,
+                             visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
+  if (d == nullptr || d->is_cpu) return 0;
+  const uint64_t overhead = gpu_overhead();
+  return d->local_bytes > overhead ? d->local_bytes - overhead : 0;
+#else
+  return 0;
+#endif
+}
+
 std::string human(uint64_t bytes) {
   if (bytes < (uint64_t{1} << 30)) return std::to_string(bytes / kMiB) + " MiB";
   return std::to_string(bytes >> 30) + "." + std::to_string((bytes & ((uint64_t{1} << 30) - 1)) * 10 >> 30) +
@@ -67,6 +106,31 @@ std::string human(uint64_t bytes) {
 }
 
 }  // namespace
+
+int64_t num_ctx_tier(uint64_t gpu_bytes) {
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  if (gpu_bytes >= 47 * kGiB) return 262144;
+  if (gpu_bytes >= 23 * kGiB) return 32768;
+  return kDefaultNumCtx;
+}
+
+int64_t fitting_num_ctx(uint64_t gpu_bytes, const std::function<FitRequest(int64_t n_ctx)>& at) {
+  int64_t n = num_ctx_tier(gpu_bytes);
+  for (; n > kDefaultNumCtx; n = n == 262144 ? 32768 : kDefaultNumCtx) {
+    FitRequest whole = at(n);
+    whole.free = gpu_bytes;
+    if (fit_offload(whole) > static_cast<int64_t>(whole.layer_weights.size())) break;
+  }
+  return n;
+}
+
+int64_t automatic_num_ctx(const gguf::File& file, const HParams& hp, const EngineOptions& options) {
+  static const uint64_t gpu_bytes = placement_gpu_bytes();  // Ollama reads it once, at start
+  return fitting_num_ctx(gpu_bytes, [&](int64_t n_ctx) {
+    return fit_request(file, hp, hp.n_ctx_train > 0 ? std::min(n_ctx, hp.n_ctx_train) : n_ctx, options,
+                       gpu_bytes);
+  });
+}
 
 Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, int64_t n_ctx,
                                      const EngineOptions& options) {
@@ -91,16 +155,10 @@ Result<Offload> make_offload_backend(const gguf::File& file, const HParams& hp, 
                     " in the last layer: running on the CPU";
     } else if (gpu.ok()) {
       std::unique_ptr<Backend> vk = std::move(gpu).value();
-      FitRequest fit = offload_weights(file, hp.n_layer);
-      // Windowed layers count their rings (hp comes from arch_hparams).
-      const uint64_t kv_all =
-          kv_cache_bytes(kv_config(hp, n_ctx, options.kv_type, resolve_num_batch(options.num_batch, hp, n_ctx))) *
-          static_cast<uint64_t>(options.num_parallel);
-      fit.kv_per_layer = kv_all / static_cast<uint64_t>(std::max<int64_t>(hp.n_layer, 1));
-      fit.compute = compute_reserve(file, hp, options);
       const DeviceMemory mem = vk->device().memory();
       const uint64_t overhead = gpu_overhead();
-      fit.free = mem.free > overhead ? mem.free - overhead : 0;
+      const FitRequest fit =
+          fit_request(file, hp, n_ctx, options, mem.free > overhead ? mem.free - overhead : 0);
       const bool automatic = !options.num_gpu || *options.num_gpu < 0;
       out.gpu_layers = std::clamp<int64_t>(automatic ? fit_offload(fit) : *options.num_gpu, 0, can_offload);
       for (int64_t il = std::max<int64_t>(hp.n_layer - out.gpu_layers, 0); il < hp.n_layer; ++il) {

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "backend/backend.h"
+#include "backend/placement.h"
 #include "base/status.h"
 #include "gguf/gguf.h"
 #include "model/hparams.h"
@@ -26,6 +28,18 @@ struct Offload {
   std::string summary;        // for the server log: the device and the split
   bool gpu_found = false;     // a GPU was there, used or not
 };
+
+// Ollama's automatic context by a GPU's memory: 262144 from 47 GiB, 32768 from 23 GiB, else
+// 4096 (every machine without a GPU).
+int64_t num_ctx_tier(uint64_t gpu_bytes);
+// The largest tier for gpu_bytes at which the model fits that memory whole (`at(n_ctx)`: its
+// layers, output, KV caches and a pass's activations at that context), else 4096: Ollama
+// retries a tier lower when a load at its tier runs out of memory.
+int64_t fitting_num_ctx(uint64_t gpu_bytes, const std::function<FitRequest(int64_t n_ctx)>& at);
+// The context a model gets where neither the request, the Modelfile nor
+// OLLAMA_CONTEXT_LENGTH sets one: fitting_num_ctx over the memory of the GPU the placement
+// would use (its total, less OLLAMA_GPU_OVERHEAD; read once), with `options`' KV caches.
+int64_t automatic_num_ctx(const gguf::File& file, const HParams& hp, const EngineOptions& options);
 
 // n_ctx: the context each of options.num_parallel KV caches holds. Without a GPU (none found,
 // Vulkan not built, num_gpu 0) the CPU backend alone. kNotFound when PADDOCK_VULKAN_DEVICE

@@ -129,7 +129,8 @@ TEST(SlidingWindow, TheSchedulersKvEstimateIsWhatTheEngineAllocates) {
       auto m = LoadedModel::load(
           path, {.num_ctx = 4096, .num_batch = 64, .backend = BackendKind::kRef, .kv_type = kv_type});
       ASSERT_TRUE(m.ok()) << m.status().to_string();
-      const Result<uint64_t> estimate = kv_cache_bytes_of(**file, 4096, 64, kv_type);
+      const Result<uint64_t> estimate =
+          kv_cache_bytes_of(**file, {.num_ctx = 4096, .num_batch = 64, .kv_type = kv_type});
       ASSERT_TRUE(estimate.ok()) << estimate.status().to_string();
       EXPECT_EQ(*estimate, (*m)->kv_cache_bytes()) << model << " " << dtype_name(kv_type);
     }
@@ -140,7 +141,7 @@ TEST(SlidingWindow, TheSchedulersKvEstimateIsWhatTheEngineAllocates) {
   ASSERT_TRUE(hp.ok());
   HParams full = *hp;
   for (LayerParams& l : full.layers) l.window = 0;
-  const Result<uint64_t> rings = kv_cache_bytes_of(**gemma, 4096, 64, DType::kF16);
+  const Result<uint64_t> rings = kv_cache_bytes_of(**gemma, {.num_ctx = 4096, .num_batch = 64});
   ASSERT_TRUE(rings.ok());
   EXPECT_LT(*rings * 3, kv_cache_bytes(kv_config(full, 4096, DType::kF16, 64)));
 }

@@ -314,10 +314,7 @@ Result<engine::CompletionParams> to_completion_params(const CompletionRequest& r
   return p;
 }
 
-Result<std::unique_ptr<Runner>> load_in_process(const LoadOptions& load,
-                                                const engine::EngineOptions& defaults) {
-  if (!load.adapter_paths.empty()) return unsupported("LoRA adapters are not supported yet");
-  if (!load.projector_paths.empty()) return unsupported("vision projectors are not supported yet");
+Result<engine::EngineOptions> engine_options(const LoadOptions& load, const engine::EngineOptions& defaults) {
   engine::EngineOptions o = defaults;
   if (load.num_ctx > 0) o.num_ctx = load.num_ctx;
   if (load.num_batch && *load.num_batch > 0) o.num_batch = *load.num_batch;
@@ -330,6 +327,14 @@ Result<std::unique_ptr<Runner>> load_in_process(const LoadOptions& load,
     return invalid_argument("num_parallel: expected 1.." + std::to_string(kMaxParallel) + ", found " +
                             std::to_string(load.num_parallel));
   }
+  return o;
+}
+
+Result<std::unique_ptr<Runner>> load_in_process(const LoadOptions& load,
+                                                const engine::EngineOptions& defaults) {
+  if (!load.adapter_paths.empty()) return unsupported("LoRA adapters are not supported yet");
+  if (!load.projector_paths.empty()) return unsupported("vision projectors are not supported yet");
+  PADDOCK_ASSIGN(engine::EngineOptions o, engine_options(load, defaults));
   if (const std::optional<std::string> env = env_get("KV_CACHE_TYPE"); env && !env->empty()) {
     const Result<DType> t = engine::parse_kv_cache_type(*env);
     if (t) {

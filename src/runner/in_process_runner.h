@@ -28,6 +28,12 @@ namespace paddock::runner {
 Result<std::unique_ptr<Runner>> load_in_process(const LoadOptions& load,
                                                 const engine::EngineOptions& defaults = {});
 
+// The engine's options for `load` over `defaults`, as load_in_process takes them (the KV
+// cache type aside, which it reads from OLLAMA_KV_CACHE_TYPE); kInvalidArgument for values
+// out of range.
+Result<engine::EngineOptions> engine_options(const LoadOptions& load,
+                                             const engine::EngineOptions& defaults = {});
+
 // A factory for the server that loads with load_in_process(load, defaults).
 RunnerFactory make_in_process_factory(const engine::EngineOptions& defaults = {});
 

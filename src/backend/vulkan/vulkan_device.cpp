@@ -144,25 +144,30 @@ const VulkanDeviceInfo* automatic_device(const std::vector<VulkanDeviceInfo>& de
   return nullptr;
 }
 
+const VulkanDeviceInfo* named_device(const std::vector<VulkanDeviceInfo>& devices,
+                                     const std::string& selector) {
+  const bool numeric =
+      std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); });
+  for (const VulkanDeviceInfo& d : devices) {
+    if (numeric ? std::to_string(d.index) == selector
+                : lower(d.name).find(lower(selector)) != std::string::npos) {
+      return &d;
+    }
+  }
+  return nullptr;
+}
+
 Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector) {
   PADDOCK_ASSIGN(VkInstance instance, create_instance());
   const std::vector<VkPhysicalDevice> ps = physical_devices(instance);
   std::vector<VulkanDeviceInfo> infos;
   for (uint32_t i = 0; i < ps.size(); ++i) infos.push_back(describe(ps[i], i));
-  int chosen = -1;
   const char* visible = std::getenv("GGML_VK_VISIBLE_DEVICES");
-  if (selector.empty()) {
-    const VulkanDeviceInfo* d =
-        automatic_device(infos, visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
-    if (d != nullptr) chosen = static_cast<int>(d->index);
-  } else {
-    const bool numeric = std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); });
-    for (const VulkanDeviceInfo& d : infos) {
-      const bool match = numeric ? std::to_string(d.index) == selector
-                                 : lower(d.name).find(lower(selector)) != std::string::npos;
-      if (chosen < 0 && match) chosen = static_cast<int>(d.index);
-    }
-  }
+  const VulkanDeviceInfo* d =
+      !selector.empty()
+          ? named_device(infos, selector)
+          : automatic_device(infos, visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
+  const int chosen = d != nullptr ? static_cast<int>(d->index) : -1;
   if (chosen < 0) {
     const std::string devices = " (devices: " + device_list(infos) + ")";
     if (!selector.empty())

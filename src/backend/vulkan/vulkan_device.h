@@ -48,6 +48,10 @@ std::vector<VulkanDeviceInfo> list_vulkan_devices();
 // every device: the CPU alone computes).
 const VulkanDeviceInfo* automatic_device(const std::vector<VulkanDeviceInfo>& devices,
                                          const std::optional<std::string>& visible);
+// The device a selector (PADDOCK_VULKAN_DEVICE) names: its index, or the first whose name
+// contains it (any case). Null where none does.
+const VulkanDeviceInfo* named_device(const std::vector<VulkanDeviceInfo>& devices,
+                                     const std::string& selector);
 
 class VulkanContext;
 
