@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/version.h"
 #include "engine/loaded_model.h"
+#include "engine/offload.h"
 #include "runner/in_process_runner.h"
 #include "runner/runner.h"
 #include "runner/subprocess_runner.h"
@@ -62,6 +63,7 @@ server::SchedulerEffects scheduler_effects() {
       return kv_cache_bytes(server::kv_cache_config(f, engine::resolve_num_ctx(load.num_ctx, 0), kv_type));
     });
   };
+  e.gpu_memory = engine::placement_gpu_memory;
   e.healthy = runner::runner_alive;
   return e;
 }

@@ -77,9 +77,8 @@ FitRequest fit_request(const gguf::File& file, const HParams& hp, int64_t n_ctx,
   return fit;
 }
 
-// The memory of the GPU the placement would use (its largest device-local heap) less
-// OLLAMA_GPU_OVERHEAD; 0 without one (none found, Vulkan off, a CPU device such as lavapipe,
-// whose memory is the host's).
+// placement_gpu_memory(), found: the chosen device's largest device-local heap (a CPU
+// device's memory is the host's).
 uint64_t placement_gpu_bytes() {
   if (!gpu_switched_off().empty()) return 0;
 #if PADDOCK_HAVE_VULKAN
@@ -124,8 +123,13 @@ int64_t fitting_num_ctx(uint64_t gpu_bytes, const std::function<FitRequest(int64
   return n;
 }
 
+uint64_t placement_gpu_memory() {
+  static const uint64_t bytes = placement_gpu_bytes();  // Ollama reads it once, at start
+  return bytes;
+}
+
 int64_t automatic_num_ctx(const gguf::File& file, const HParams& hp, const EngineOptions& options) {
-  static const uint64_t gpu_bytes = placement_gpu_bytes();  // Ollama reads it once, at start
+  const uint64_t gpu_bytes = placement_gpu_memory();
   return fitting_num_ctx(gpu_bytes, [&](int64_t n_ctx) {
     return fit_request(file, hp, hp.n_ctx_train > 0 ? std::min(n_ctx, hp.n_ctx_train) : n_ctx, options,
                        gpu_bytes);

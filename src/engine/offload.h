@@ -36,9 +36,12 @@ int64_t num_ctx_tier(uint64_t gpu_bytes);
 // layers, output, KV caches and a pass's activations at that context), else 4096: Ollama
 // retries a tier lower when a load at its tier runs out of memory.
 int64_t fitting_num_ctx(uint64_t gpu_bytes, const std::function<FitRequest(int64_t n_ctx)>& at);
+// The memory of the GPU the placement would use (its total, less OLLAMA_GPU_OVERHEAD; read
+// once per process); 0 without one (none found, Vulkan off, a CPU device such as lavapipe).
+uint64_t placement_gpu_memory();
 // The context a model gets where neither the request, the Modelfile nor
-// OLLAMA_CONTEXT_LENGTH sets one: fitting_num_ctx over the memory of the GPU the placement
-// would use (its total, less OLLAMA_GPU_OVERHEAD; read once), with `options`' KV caches.
+// OLLAMA_CONTEXT_LENGTH sets one: fitting_num_ctx over placement_gpu_memory(), with
+// `options`' KV caches.
 int64_t automatic_num_ctx(const gguf::File& file, const HParams& hp, const EngineOptions& options);
 
 // n_ctx: the context each of options.num_parallel KV caches holds. Without a GPU (none found,

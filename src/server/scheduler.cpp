@@ -272,7 +272,15 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
       const uint64_t need =
           effects_.estimate_memory ? effects_.estimate_memory(load, config_.num_parallel) : 0;
       const uint64_t free = effects_.free_memory ? effects_.free_memory() : UINT64_MAX;
-      if (double(need) > double(free) * config_.memory_fit_fraction) {
+      // The GPU's memory the loaded models leave (their reported size_vram), where the new
+      // one may take the GPU (num_gpu unset: as many layers as fit) and evicting frees some.
+      const uint64_t gpu =
+          effects_.gpu_memory && (!load.num_gpu || *load.num_gpu < 0) ? effects_.gpu_memory() : 0;
+      uint64_t on_gpu = 0;
+      for (const auto& loaded : slots_) on_gpu += loaded->size_vram;
+      const uint64_t free_gpu = gpu > on_gpu ? gpu - on_gpu : 0;
+      if (double(need) > double(free) * config_.memory_fit_fraction ||
+          (gpu > 0 && on_gpu > 0 && double(need) > double(free_gpu) * config_.memory_fit_fraction)) {
         if (!evict_one_locked(doomed) || doomed.empty()) cv_.wait_for(lk, milliseconds(50));
         continue;
       }

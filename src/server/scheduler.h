@@ -3,7 +3,9 @@
 // each serves up to num_parallel requests at a time, requests waiting for a slot or a load
 // are bounded (max_queue, then kServerBusyMessage), keep_alive decides when an idle model
 // is unloaded, changed load-time options reload it, and idle models are evicted (shortest
-// keep_alive first, then least recently used) when a new one does not fit in memory.
+// keep_alive first, then least recently used) when a new one does not fit in memory, or,
+// when the loaded ones hold GPU memory and the new one may use the GPU, in the GPU's memory
+// they leave (Ollama's check against free VRAM).
 // Invariants: never two runners for one model file; one load at a time; a runner is
 // destroyed (its process killed) outside the lock; a Lease must not outlive its Scheduler.
 // All effects (starting runners, free memory, the clock) come in SchedulerEffects.
@@ -79,6 +81,8 @@ struct SchedulerEffects {
   std::function<uint64_t()> free_memory;  // bytes available to a new model now
   // Estimated bytes a model needs (weights + KV cache for num_ctx x num_parallel).
   std::function<uint64_t(const runner::LoadOptions&, int num_parallel)> estimate_memory;
+  // The GPU's memory for models (its total less OLLAMA_GPU_OVERHEAD); 0 or empty: no GPU.
+  std::function<uint64_t()> gpu_memory;
   std::function<Clock::time_point()> now = [] { return Clock::now(); };
   std::function<bool(runner::Runner&)> healthy;  // empty = always; checked before reusing an idle runner
   bool expiry_thread = true;  // false in tests: they call expire_due() after moving the clock

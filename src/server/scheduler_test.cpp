@@ -29,6 +29,8 @@ struct World {
   std::atomic<int> live{0}, max_live{0};
   std::atomic<uint64_t> live_bytes{0};
   uint64_t total_memory = UINT64_MAX / 2;
+  uint64_t gpu_memory = 0;    // none
+  uint64_t device_bytes = 7;  // what each runner reports placing on the GPU
   std::set<std::string> failing;
   std::atomic<bool> healthy{true};
   std::vector<std::string> events;  // "loaded a:latest", ... (on_event runs under the scheduler's lock)
@@ -48,7 +50,7 @@ class SchedFakeRunner : public runner::Runner {
     w_->live_bytes -= 60;
   }
   runner::ModelFacts facts() const override {
-    return {.context_length = load_.num_ctx, .memory_bytes = 60, .device_memory_bytes = 7};
+    return {.context_length = load_.num_ctx, .memory_bytes = 60, .device_memory_bytes = w_->device_bytes};
   }
   Status complete(const runner::CompletionRequest&, const runner::ChunkFn& on_chunk) override {
     const int n = ++users;
@@ -87,6 +89,7 @@ class SchedulerTest : public ::testing::Test {
     };
     e.free_memory = [this] { return w_.total_memory - w_.live_bytes; };
     e.estimate_memory = [](const runner::LoadOptions&, int) -> uint64_t { return 60; };
+    e.gpu_memory = [this] { return w_.gpu_memory; };
     e.now = [this] {
       std::lock_guard lk(w_.mu);
       return w_.now;
@@ -259,6 +262,34 @@ TEST_F(SchedulerTest, ModelThatDoesNotFitEvictsAnIdleOne) {
   ASSERT_TRUE(get(*s, "b").ok());
   EXPECT_EQ(loaded(*s), (std::vector<std::string>{"b"}));
   EXPECT_EQ(w_.max_live.load(), 1);
+}
+
+TEST_F(SchedulerTest, ModelThatDoesNotFitTheGpuEvictsAnIdleOneThere) {
+  // Each model needs 60 and reports 7 on the GPU: with 70, b does not fit the 63 a leaves.
+  w_.gpu_memory = 70;
+  auto s = make();
+  ASSERT_TRUE(get(*s, "a").ok());
+  ASSERT_TRUE(get(*s, "b").ok());
+  EXPECT_EQ(loaded(*s), (std::vector<std::string>{"b"}));
+  // b asks for the CPU alone (num_gpu 0): a stays.
+  ASSERT_TRUE(s->acquire(ModelIdentity{.name = "c:latest"},
+                         runner::LoadOptions{.model_path = "c", .num_gpu = 0}, std::nullopt, {})
+                  .ok());
+  EXPECT_EQ(loaded(*s), (std::vector<std::string>{"b", "c"}));
+}
+
+TEST_F(SchedulerTest, GpuMemoryEvictsOnlyWhereItIsShortAndHeld) {
+  w_.gpu_memory = 100;  // 60 fits in 80% of the 93 a leaves
+  auto s = make();
+  ASSERT_TRUE(get(*s, "a").ok());
+  ASSERT_TRUE(get(*s, "b").ok());
+  EXPECT_EQ(loaded(*s), (std::vector<std::string>{"a", "b"}));
+  w_.gpu_memory = 70;
+  w_.device_bytes = 0;  // models on the CPU: evicting frees no GPU memory
+  auto t = make();
+  ASSERT_TRUE(get(*t, "c").ok());
+  ASSERT_TRUE(get(*t, "d").ok());
+  EXPECT_EQ(loaded(*t), (std::vector<std::string>{"c", "d"}));
 }
 
 TEST_F(SchedulerTest, FirstModelLoadsEvenWhenMemoryLooksShort) {
