@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cstdlib>
 #include <optional>
 #include <vector>
 
@@ -83,13 +82,7 @@ uint64_t placement_gpu_bytes() {
   if (!gpu_switched_off().empty()) return 0;
 #if PADDOCK_HAVE_VULKAN
   const std::vector<VulkanDeviceInfo> devices = list_vulkan_devices();
-  const std::optional<std::string> named = env_get("VULKAN_DEVICE");
-  const char* visible = std::getenv("GGML_VK_VISIBLE_DEVICES");
-  const VulkanDeviceInfo* d =
-      named && !named->empty()
-          ? named_device(devices, *named)
-          : automatic_device(devices,
-                             visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
+  const VulkanDeviceInfo* d = selected_device(devices, env_get_or("VULKAN_DEVICE", ""));
   if (d == nullptr || d->is_cpu) return 0;
   const uint64_t overhead = gpu_overhead();
   return d->local_bytes > overhead ? d->local_bytes - overhead : 0;

@@ -157,22 +157,25 @@ const VulkanDeviceInfo* named_device(const std::vector<VulkanDeviceInfo>& device
   return nullptr;
 }
 
+const VulkanDeviceInfo* selected_device(const std::vector<VulkanDeviceInfo>& devices,
+                                        const std::string& selector) {
+  if (!selector.empty()) return named_device(devices, selector);
+  const char* visible = std::getenv("GGML_VK_VISIBLE_DEVICES");
+  return automatic_device(devices, visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
+}
+
 Result<std::shared_ptr<VulkanContext>> open_vulkan(const std::string& selector) {
   PADDOCK_ASSIGN(VkInstance instance, create_instance());
   const std::vector<VkPhysicalDevice> ps = physical_devices(instance);
   std::vector<VulkanDeviceInfo> infos;
   for (uint32_t i = 0; i < ps.size(); ++i) infos.push_back(describe(ps[i], i));
-  const char* visible = std::getenv("GGML_VK_VISIBLE_DEVICES");
-  const VulkanDeviceInfo* d =
-      !selector.empty()
-          ? named_device(infos, selector)
-          : automatic_device(infos, visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
+  const VulkanDeviceInfo* d = selected_device(infos, selector);
   const int chosen = d != nullptr ? static_cast<int>(d->index) : -1;
   if (chosen < 0) {
     const std::string devices = " (devices: " + device_list(infos) + ")";
     if (!selector.empty())
       return not_found("vulkan: no device matches PADDOCK_VULKAN_DEVICE=" + selector + devices);
-    if (visible != nullptr) {
+    if (const char* visible = std::getenv("GGML_VK_VISIBLE_DEVICES")) {
       return not_found("vulkan: no device among GGML_VK_VISIBLE_DEVICES=" + std::string(visible) + devices);
     }
     return not_found(

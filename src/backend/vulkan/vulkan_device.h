@@ -52,6 +52,10 @@ const VulkanDeviceInfo* automatic_device(const std::vector<VulkanDeviceInfo>& de
 // contains it (any case). Null where none does.
 const VulkanDeviceInfo* named_device(const std::vector<VulkanDeviceInfo>& devices,
                                      const std::string& selector);
+// The device open_vulkan(selector) opens: named_device where `selector` is set, else
+// automatic_device with GGML_VK_VISIBLE_DEVICES from the environment.
+const VulkanDeviceInfo* selected_device(const std::vector<VulkanDeviceInfo>& devices,
+                                        const std::string& selector);
 
 class VulkanContext;
 
