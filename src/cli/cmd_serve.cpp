@@ -42,20 +42,27 @@ constexpr const char* kUsage =
     "      GGML_VK_VISIBLE_DEVICES    Vulkan devices to choose from, by index (-1: none)\n"
     "  (each OLLAMA_<NAME> is also read as PADDOCK_<NAME>, which wins)\n";
 
+// The engine options a runner child resolves for `load` with num_parallel slots, reading the
+// KV cache type from the same environment (an unknown type is F16 there too).
+Result<engine::EngineOptions> child_engine_options(const runner::LoadOptions& load, int num_parallel) {
+  runner::LoadOptions sized = load;  // its KV caches weigh on the automatic context
+  sized.num_parallel = num_parallel;
+  PADDOCK_ASSIGN(engine::EngineOptions options, runner::engine_options(sized));
+  const Result<DType> kv_type = engine::parse_kv_cache_type(env_get_or("KV_CACHE_TYPE", ""));
+  options.kv_type = kv_type.ok() ? *kv_type : DType::kF16;
+  return options;
+}
+
 // Each loaded model runs in a `paddock runner` child of this binary, so a crash in a model
-// fails only its own requests; the scheduler pings idle runners before reuse and sizes models
-// with the engine's default context and the KV cache type the child reads from the same
-// environment (an unknown type is F16 there too).
+// fails only its own requests; the scheduler pings idle runners before reuse, sizes models as
+// the child will load them, watches the GPU's memory after unloads and retries a load that ran
+// out of memory at a smaller automatic context.
 server::SchedulerEffects scheduler_effects() {
   server::SchedulerEffects e =
       server::default_scheduler_effects(runner::make_subprocess_factory("/proc/self/exe"));
   e.estimate_memory = [](const runner::LoadOptions& load, int num_parallel) {
-    const Result<DType> parsed = engine::parse_kv_cache_type(env_get_or("KV_CACHE_TYPE", ""));
-    const DType kv_type = parsed.ok() ? *parsed : DType::kF16;
-    runner::LoadOptions sized = load;  // its KV caches weigh on the automatic context
-    sized.num_parallel = num_parallel;
-    Result<engine::EngineOptions> options = runner::engine_options(sized);
-    if (options.ok()) options->kv_type = kv_type;
+    const Result<engine::EngineOptions> options = child_engine_options(load, num_parallel);
+    const DType kv_type = options.ok() ? options->kv_type : DType::kF16;
     return server::estimate_model_memory(load, num_parallel, [&](const gguf::File& f) {
       const Result<uint64_t> bytes =
           options.ok() ? engine::kv_cache_bytes_of(f, *options) : Result<uint64_t>(options.status());
@@ -64,6 +71,12 @@ server::SchedulerEffects scheduler_effects() {
     });
   };
   e.gpu_memory = engine::placement_gpu_memory;
+  e.gpu_free_memory = engine::placement_gpu_free_memory;
+  e.smaller_context = [](const runner::LoadOptions& load, int num_parallel) -> int64_t {
+    const Result<engine::EngineOptions> options = child_engine_options(load, num_parallel);
+    auto file = gguf::File::open(load.model_path);
+    return options.ok() && file.ok() ? engine::smaller_automatic_num_ctx(**file, *options) : 0;
+  };
   e.healthy = runner::runner_alive;
   return e;
 }

@@ -116,6 +116,13 @@ Result<uint64_t> kv_cache_bytes_of(const gguf::File& file, const EngineOptions& 
   return paddock::kv_cache_bytes(kv_config(hp, n_ctx, type, resolve_num_batch(options.num_batch, hp, n_ctx)));
 }
 
+int64_t smaller_automatic_num_ctx(const gguf::File& file, const EngineOptions& options) {
+  if (!automatic_context(options.num_ctx)) return 0;
+  const Result<HParams> hp = arch_hparams(file);
+  if (!hp.ok()) return 0;
+  return lower_num_ctx_tier(resolve_num_ctx(0, hp->n_ctx_train, automatic_num_ctx_of(file, *hp, options)));
+}
+
 uint64_t LoadedModel::kv_cache_bytes() const {
   return paddock::kv_cache_bytes(kv_config(model_->hparams(), n_ctx_, kv_type_, n_batch_));
 }

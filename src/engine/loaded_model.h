@@ -113,5 +113,9 @@ int64_t resolve_num_batch(int64_t requested, const HParams& hp, int64_t n_ctx);
 // KV type the head dims do not fit falls back to F16), for the scheduler's estimate. Fails
 // where the architecture's hyperparameters do not load.
 Result<uint64_t> kv_cache_bytes_of(const gguf::File& file, const EngineOptions& options);
+// The context a load of `file` that ran out of memory at its automatic context (options'
+// num_ctx unset) tries once more with, as Ollama does: the tier below the one it took (see
+// engine/offload.h); 0 where the context is set, already 4096 or less, or not sizable.
+int64_t smaller_automatic_num_ctx(const gguf::File& file, const EngineOptions& options);
 
 }  // namespace paddock::engine

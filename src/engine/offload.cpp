@@ -76,19 +76,30 @@ FitRequest fit_request(const gguf::File& file, const HParams& hp, int64_t n_ctx,
   return fit;
 }
 
-// placement_gpu_memory(), found: the chosen device's largest device-local heap (a CPU
-// device's memory is the host's).
-uint64_t placement_gpu_bytes() {
-  if (!gpu_switched_off().empty()) return 0;
+// The memory of the GPU placement would use: its largest device-local heap, and what is free
+// of it now. None where it would use none (switched off, none found, a CPU device, whose
+// memory is the host's).
+struct PlacementGpu {
+  uint64_t total = 0, free = 0;
+  bool integrated = false;
+};
+std::optional<PlacementGpu> placement_gpu() {
+  if (!gpu_switched_off().empty()) return std::nullopt;
 #if PADDOCK_HAVE_VULKAN
   const std::vector<VulkanDeviceInfo> devices = list_vulkan_devices();
   const VulkanDeviceInfo* d = selected_device(devices, env_get_or("VULKAN_DEVICE", ""));
-  if (d == nullptr || d->is_cpu) return 0;
-  const uint64_t overhead = gpu_overhead();
-  return d->local_bytes > overhead ? d->local_bytes - overhead : 0;
+  if (d == nullptr || d->is_cpu) return std::nullopt;
+  return PlacementGpu{.total = d->local_bytes, .free = d->free_bytes, .integrated = d->type == "integrated"};
 #else
-  return 0;
+  return std::nullopt;
 #endif
+}
+
+// placement_gpu_memory(), found.
+uint64_t placement_gpu_bytes() {
+  const std::optional<PlacementGpu> gpu = placement_gpu();
+  const uint64_t overhead = gpu_overhead();
+  return gpu && gpu->total > overhead ? gpu->total - overhead : 0;
 }
 
 std::string human(uint64_t bytes) {
@@ -106,9 +117,14 @@ int64_t num_ctx_tier(uint64_t gpu_bytes) {
   return kDefaultNumCtx;
 }
 
+int64_t lower_num_ctx_tier(int64_t n_ctx) {
+  if (n_ctx > 32768) return 32768;
+  return n_ctx > kDefaultNumCtx ? kDefaultNumCtx : 0;
+}
+
 int64_t fitting_num_ctx(uint64_t gpu_bytes, const std::function<FitRequest(int64_t n_ctx)>& at) {
   int64_t n = num_ctx_tier(gpu_bytes);
-  for (; n > kDefaultNumCtx; n = n == 262144 ? 32768 : kDefaultNumCtx) {
+  for (; n > kDefaultNumCtx; n = lower_num_ctx_tier(n)) {
     FitRequest whole = at(n);
     whole.free = gpu_bytes;
     if (fit_offload(whole) > static_cast<int64_t>(whole.layer_weights.size())) break;
@@ -119,6 +135,12 @@ int64_t fitting_num_ctx(uint64_t gpu_bytes, const std::function<FitRequest(int64
 uint64_t placement_gpu_memory() {
   static const uint64_t bytes = placement_gpu_bytes();  // Ollama reads it once, at start
   return bytes;
+}
+
+std::optional<uint64_t> placement_gpu_free_memory() {
+  const std::optional<PlacementGpu> gpu = placement_gpu();
+  if (!gpu || gpu->integrated) return std::nullopt;
+  return gpu->free;
 }
 
 int64_t automatic_num_ctx(const gguf::File& file, const HParams& hp, const EngineOptions& options) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "backend/backend.h"
@@ -32,6 +33,8 @@ struct Offload {
 // Ollama's automatic context by a GPU's memory: 262144 from 47 GiB, 32768 from 23 GiB, else
 // 4096 (every machine without a GPU).
 int64_t num_ctx_tier(uint64_t gpu_bytes);
+// The tier below a context: 32768 above it, else 4096 above that; 0 at 4096 and below.
+int64_t lower_num_ctx_tier(int64_t n_ctx);
 // The largest tier for gpu_bytes at which the model fits that memory whole (`at(n_ctx)`: its
 // layers, output, KV caches and a pass's activations at that context), else 4096: Ollama
 // retries a tier lower when a load at its tier runs out of memory.
@@ -39,6 +42,10 @@ int64_t fitting_num_ctx(uint64_t gpu_bytes, const std::function<FitRequest(int64
 // The memory of the GPU the placement would use (its total, less OLLAMA_GPU_OVERHEAD; read
 // once per process); 0 without one (none found, Vulkan off, a CPU device such as lavapipe).
 uint64_t placement_gpu_memory();
+// What is free now of that GPU's memory, for waiting on an unloaded model's memory to come
+// back (Ollama's waitForVRAMRecovery). None without one, and for an integrated GPU, whose
+// memory is the host's.
+std::optional<uint64_t> placement_gpu_free_memory();
 // The context a model gets where neither the request, the Modelfile nor
 // OLLAMA_CONTEXT_LENGTH sets one: fitting_num_ctx over placement_gpu_memory(), with
 // `options`' KV caches.

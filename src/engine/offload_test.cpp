@@ -43,6 +43,15 @@ TEST(AutomaticContext, ATierLowerWhileTheModelDoesNotFitTheGpuWhole) {
   EXPECT_EQ(fitting_num_ctx(0, model(1, 64)), 4096);
 }
 
+TEST(AutomaticContext, ALoadOutOfMemoryTriesTheTierBelow) {
+  EXPECT_EQ(lower_num_ctx_tier(262144), 32768);
+  EXPECT_EQ(lower_num_ctx_tier(131072), 32768) << "a trained context between the tiers";
+  EXPECT_EQ(lower_num_ctx_tier(32768), 4096);
+  EXPECT_EQ(lower_num_ctx_tier(8192), 4096);
+  EXPECT_EQ(lower_num_ctx_tier(4096), 0) << "the least tier has none below";
+  EXPECT_EQ(lower_num_ctx_tier(2048), 0);
+}
+
 TEST(AutomaticContext, TheRequestAndOllamaContextLengthComeFirst) {
   unsetenv("PADDOCK_CONTEXT_LENGTH");
   unsetenv("OLLAMA_CONTEXT_LENGTH");

@@ -9,6 +9,7 @@
 #include "backend/buffer.h"
 #include "base/checked_math.h"
 #include "base/env.h"
+#include "base/log.h"
 #include "gguf/keys.h"
 
 namespace paddock::server {
@@ -228,6 +229,8 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
     return std::unique_ptr<Lease>(new Lease(this, s, load_ns));
   };
 
+  bool oom_evicting = false, oom_evicted = false;  // the retries after a load ran out of memory
+  int64_t oom_num_ctx = 0;
   for (;;) {
     expire_due_locked(doomed);
     flush();
@@ -264,7 +267,7 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
       cv_.wait_for(lk, milliseconds(50));
       continue;
     }
-    if (int(slots_.size()) >= config_.max_loaded_models) {
+    if (int(slots_.size()) >= config_.max_loaded_models || (oom_evicting && !slots_.empty())) {
       if (!evict_one_locked(doomed) || doomed.empty()) cv_.wait_for(lk, milliseconds(50));
       continue;
     }
@@ -286,6 +289,11 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
       }
     }
 
+    if (vram_recovery_) {
+      if (!vram_recovered_locked(lk)) cv_.wait_for(lk, config_.vram_recovery_poll);
+      continue;  // the lock was let go: look again
+    }
+
     auto slot = std::make_shared<Slot>();
     slot->model = model;
     slot->load = load;
@@ -295,14 +303,31 @@ Result<std::unique_ptr<Scheduler::Lease>> Scheduler::acquire(const ModelIdentity
     lk.unlock();
     runner::LoadOptions with_slots = load;
     with_slots.num_parallel = config_.num_parallel;  // the runner batches that many sequences
+    if (oom_num_ctx > 0) with_slots.num_ctx = oom_num_ctx;  // the slot keeps the request's (automatic)
     auto made = effects_.make_runner(with_slots);
+    const bool oom = !made.ok() && made.status().code() == Code::kResourceExhausted;
+    const int64_t smaller = oom && oom_num_ctx == 0 && effects_.smaller_context
+                                ? effects_.smaller_context(load, config_.num_parallel)
+                                : 0;
     lk.lock();
     loading_ = false;
     cv_.notify_all();
     if (!made.ok() || *made == nullptr) {
       std::erase(slots_, slot);
-      if (!made.ok()) return made.status();
-      return internal_error("runner factory returned no runner for " + load.model_path);
+      if (made.ok()) return internal_error("runner factory returned no runner for " + load.model_path);
+      if (oom && !oom_evicted && !slots_.empty()) {
+        log_info("loading " + model.name + " ran out of memory (" + made.status().message() +
+                 "); unloading the other models and trying again");
+        oom_evicting = oom_evicted = true;
+        continue;
+      }
+      if (smaller > 0) {
+        log_info("loading " + model.name + " ran out of memory (" + made.status().message() +
+                 "); trying again with a context of " + std::to_string(smaller));
+        oom_num_ctx = smaller;
+        continue;
+      }
+      return made.status();
     }
     slot->runner = std::move(made).value();
     const runner::ModelFacts facts = slot->runner->facts();
@@ -364,11 +389,40 @@ bool Scheduler::unload(const std::string& name) {
 void Scheduler::destroy_unlocked(std::unique_lock<std::mutex>& lk, Doomed& doomed) {
   if (doomed.empty()) return;
   const int n = int(doomed.size());
+  uint64_t vram = 0;
+  for (const auto& r : doomed) vram += r->facts().device_memory_bytes;
   lk.unlock();
+  // Drivers can take a moment to hand a process's GPU memory back: the next load waits for it.
+  const std::optional<uint64_t> before =
+      vram > 0 && effects_.gpu_free_memory ? effects_.gpu_free_memory() : std::nullopt;
   doomed.clear();
   lk.lock();
+  if (before) {
+    VramRecovery& r =
+        vram_recovery_ ? *vram_recovery_ : vram_recovery_.emplace(VramRecovery{.baseline = *before});
+    r.baseline = std::min(r.baseline, *before);
+    r.bytes += vram;
+    r.deadline = std::chrono::steady_clock::now() + config_.vram_recovery_timeout;
+  }
   unloading_ -= n;
   cv_.notify_all();
+}
+
+bool Scheduler::vram_recovered_locked(std::unique_lock<std::mutex>& lk) {
+  const VramRecovery r = *vram_recovery_;
+  lk.unlock();
+  const std::optional<uint64_t> free = effects_.gpu_free_memory();
+  lk.lock();
+  const uint64_t back = free && *free > r.baseline ? *free - r.baseline : 0;
+  const bool recovered = !free || double(back) >= 0.75 * double(r.bytes);
+  const bool late = std::chrono::steady_clock::now() >= r.deadline;
+  if (late && !recovered) {
+    log_warn("GPU memory did not come back within " + std::to_string(config_.vram_recovery_timeout.count()) +
+             " ms of unloading a model (" + std::to_string(back >> 20) + " of " +
+             std::to_string(r.bytes >> 20) + " MiB); loading anyway");
+  }
+  if (recovered || late) vram_recovery_.reset();
+  return recovered || late;
 }
 
 std::vector<RunningModel> Scheduler::list() const {

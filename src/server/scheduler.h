@@ -6,6 +6,8 @@
 // keep_alive first, then least recently used) when a new one does not fit in memory, or,
 // when the loaded ones hold GPU memory and the new one may use the GPU, in the GPU's memory
 // they leave (Ollama's check against free VRAM).
+// A load that runs out of memory (kResourceExhausted) evicts every other model and tries
+// again, then, alone, tries once more at a smaller automatic context, as Ollama does.
 // Invariants: never two runners for one model file; one load at a time; a runner is
 // destroyed (its process killed) outside the lock; a Lease must not outlive its Scheduler.
 // All effects (starting runners, free memory, the clock) come in SchedulerEffects.
@@ -64,6 +66,9 @@ struct SchedulerConfig {
   size_t max_queue = 512;     // requests waiting for a slot or a load
   Duration default_keep_alive = kDefaultKeepAlive;
   double memory_fit_fraction = 0.8;  // a model must fit in this part of free memory
+  // After unloading models that held GPU memory, a load waits until 75% of it shows as free
+  // again, checking this often, for at most this long (Ollama's waitForVRAMRecovery).
+  std::chrono::milliseconds vram_recovery_poll{250}, vram_recovery_timeout{5000};
   // OLLAMA_/PADDOCK_ MAX_LOADED_MODELS, NUM_PARALLEL, MAX_QUEUE, KEEP_ALIVE; unparsable or
   // zero values keep the defaults.
   static SchedulerConfig from_env();
@@ -83,6 +88,11 @@ struct SchedulerEffects {
   std::function<uint64_t(const runner::LoadOptions&, int num_parallel)> estimate_memory;
   // The GPU's memory for models (its total less OLLAMA_GPU_OVERHEAD); 0 or empty: no GPU.
   std::function<uint64_t()> gpu_memory;
+  // What is free of that GPU's memory now; empty or nullopt: nothing to wait for after unloads.
+  std::function<std::optional<uint64_t>()> gpu_free_memory;
+  // The context a load that ran out of memory at its automatic context (num_ctx unset) tries
+  // once more with, the tier below (Ollama's retry); 0 or empty: none.
+  std::function<int64_t(const runner::LoadOptions&, int num_parallel)> smaller_context;
   std::function<Clock::time_point()> now = [] { return Clock::now(); };
   std::function<bool(runner::Runner&)> healthy;  // empty = always; checked before reusing an idle runner
   bool expiry_thread = true;  // false in tests: they call expire_due() after moving the clock
@@ -174,6 +184,9 @@ class Scheduler {
   std::shared_ptr<Slot> find_locked(const std::string& model_path) const;
   void report_locked(SchedulerEvent event, const ModelIdentity& model) const;
   void expiry_loop();
+  // Whether a load may go ahead of the GPU memory unloads are returning: it came back, or
+  // the wait timed out. Unlocks to read the memory.
+  bool vram_recovered_locked(std::unique_lock<std::mutex>& lk);
 
   SchedulerConfig config_;
   SchedulerEffects effects_;
@@ -183,6 +196,11 @@ class Scheduler {
   size_t waiting_ = 0;
   bool loading_ = false;
   int unloading_ = 0;  // runners being destroyed outside the lock: their memory is not free yet
+  struct VramRecovery {
+    uint64_t baseline = 0, bytes = 0;  // the GPU's free memory before the unloads, and what they held
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::optional<VramRecovery> vram_recovery_;
   bool stopping_ = false;
   uint64_t use_seq_ = 0;
   std::thread expiry_;

@@ -32,6 +32,12 @@ struct World {
   uint64_t gpu_memory = 0;    // none
   uint64_t device_bytes = 7;  // what each runner reports placing on the GPU
   std::set<std::string> failing;
+  std::function<bool(const runner::LoadOptions&)> out_of_memory;  // loads it says yes to fail so
+  int64_t smaller_ctx = 0;                                        // what smaller_context answers
+  std::optional<uint64_t> gpu_free;  // the GPU's free memory, none: no GPU to watch
+  uint64_t gpu_free_step = 0;        // what comes back each time it is read
+  int gpu_free_reads = 0;
+  std::vector<std::optional<uint64_t>> gpu_free_at_load;
   std::atomic<bool> healthy{true};
   std::vector<std::string> events;  // "loaded a:latest", ... (on_event runs under the scheduler's lock)
 };
@@ -84,12 +90,27 @@ class SchedulerTest : public ::testing::Test {
         std::lock_guard lk(w_.mu);
         ++w_.loads[l.model_path];
         if (w_.failing.count(l.model_path)) return invalid_argument("cannot load " + l.model_path);
+        if (w_.out_of_memory && w_.out_of_memory(l)) {
+          return Status(Code::kResourceExhausted, "vulkan: 60 MiB do not fit in the GPU's memory");
+        }
+        w_.gpu_free_at_load.push_back(w_.gpu_free);
       }
       return std::unique_ptr<runner::Runner>(new SchedFakeRunner(&w_, l));
     };
     e.free_memory = [this] { return w_.total_memory - w_.live_bytes; };
     e.estimate_memory = [](const runner::LoadOptions&, int) -> uint64_t { return 60; };
     e.gpu_memory = [this] { return w_.gpu_memory; };
+    e.gpu_free_memory = [this] {
+      std::lock_guard lk(w_.mu);
+      ++w_.gpu_free_reads;
+      const std::optional<uint64_t> now = w_.gpu_free;
+      if (w_.gpu_free) *w_.gpu_free += w_.gpu_free_step;
+      return now;
+    };
+    e.smaller_context = [this](const runner::LoadOptions& l, int) {
+      std::lock_guard lk(w_.mu);
+      return l.num_ctx == 0 ? w_.smaller_ctx : int64_t{0};
+    };
     e.now = [this] {
       std::lock_guard lk(w_.mu);
       return w_.now;
@@ -348,6 +369,87 @@ TEST_F(SchedulerTest, FailedLoadFailsOnlyThatRequest) {
   w_.failing.clear();
   EXPECT_TRUE(get(*s, "bad").ok());
   EXPECT_EQ(loads("bad"), 2);
+}
+
+TEST_F(SchedulerTest, LoadThatRunsOutOfMemoryUnloadsTheOthersAndTriesAgain) {
+  auto s = make();
+  ASSERT_TRUE(get(*s, "a").ok());
+  ASSERT_TRUE(get(*s, "b").ok());
+  w_.out_of_memory = [this](const runner::LoadOptions&) { return w_.live > 0; };
+  ASSERT_TRUE(get(*s, "c").ok());
+  EXPECT_EQ(loads("c"), 2);
+  EXPECT_EQ(loaded(*s), std::vector<std::string>{"c"});
+  EXPECT_EQ(std::count_if(w_.events.begin(), w_.events.end(),
+                          [](const std::string& e) { return e.starts_with("evicted "); }),
+            2);
+}
+
+TEST_F(SchedulerTest, LoadThatRunsOutOfMemoryAloneTriesASmallerAutomaticContext) {
+  w_.smaller_ctx = 32768;
+  w_.out_of_memory = [](const runner::LoadOptions& l) { return l.num_ctx != 32768; };
+  auto s = make();
+  ASSERT_TRUE(get(*s, "a").ok());
+  EXPECT_EQ(loads("a"), 2);
+  ASSERT_EQ(s->list().size(), 1u);
+  EXPECT_EQ(s->list()[0].context_length, 32768);
+  // The model keeps the request's automatic context: the next such request uses it.
+  ASSERT_TRUE(get(*s, "a").ok());
+  EXPECT_EQ(loads("a"), 2);
+  // A set context is the user's: no smaller one is tried.
+  auto set = get(*s, "b", std::nullopt, 65536);
+  EXPECT_EQ(set.status().code(), Code::kResourceExhausted);
+  EXPECT_EQ(loads("b"), 2);  // once beside a, once alone
+}
+
+TEST_F(SchedulerTest, OutOfMemoryRetriesEachOnceThenFail) {
+  auto s = make();
+  ASSERT_TRUE(get(*s, "a").ok());
+  w_.smaller_ctx = 4096;
+  w_.out_of_memory = [](const runner::LoadOptions& l) { return l.model_path == "c"; };
+  auto c = get(*s, "c");
+  EXPECT_EQ(c.status().code(), Code::kResourceExhausted);
+  EXPECT_EQ(c.status().message(), "vulkan: 60 MiB do not fit in the GPU's memory");
+  EXPECT_EQ(loads("c"), 3);  // beside a, alone, alone at the smaller context
+  EXPECT_TRUE(loaded(*s).empty());
+  // Other failures are not retried.
+  w_.failing.insert("d");
+  EXPECT_EQ(get(*s, "d").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(loads("d"), 1);
+}
+
+TEST_F(SchedulerTest, NextLoadWaitsForTheGpuMemoryOfAnUnloadedModel) {
+  w_.device_bytes = 1000;
+  w_.gpu_free = 5000;
+  w_.gpu_free_step = 250;  // the driver hands it back a little at a time
+  auto s = make({.max_loaded_models = 1, .vram_recovery_poll = std::chrono::milliseconds(1)});
+  ASSERT_TRUE(get(*s, "a").ok());
+  ASSERT_TRUE(get(*s, "b").ok());
+  ASSERT_EQ(w_.gpu_free_at_load.size(), 2u);
+  // Read before a went (5000), then until 750 of its 1000 were back.
+  EXPECT_GE(*w_.gpu_free_at_load[1], 5750u);
+  EXPECT_GE(w_.gpu_free_reads, 4);
+}
+
+TEST_F(SchedulerTest, GpuMemoryThatDoesNotComeBackHoldsALoadOnlyUntilTheTimeout) {
+  w_.device_bytes = 1000;
+  w_.gpu_free = 5000;
+  auto s = make({.max_loaded_models = 1,
+                 .vram_recovery_poll = std::chrono::milliseconds(1),
+                 .vram_recovery_timeout = std::chrono::milliseconds(100)});
+  ASSERT_TRUE(get(*s, "a").ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(get(*s, "b").ok());
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(100));
+  EXPECT_GT(w_.gpu_free_reads, 2);
+}
+
+TEST_F(SchedulerTest, ModelsWithoutGpuMemoryAreNotWaitedFor) {
+  w_.device_bytes = 0;
+  w_.gpu_free = 5000;
+  auto s = make({.max_loaded_models = 1});
+  ASSERT_TRUE(get(*s, "a").ok());
+  ASSERT_TRUE(get(*s, "b").ok());
+  EXPECT_EQ(w_.gpu_free_reads, 0);
 }
 
 TEST_F(SchedulerTest, UnloadByNameWaitsForActiveRequests) {

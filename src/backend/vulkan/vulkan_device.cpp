@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 #include "base/check.h"
 
@@ -63,32 +64,61 @@ std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
   return out;
 }
 
-VulkanDeviceInfo describe(VkPhysicalDevice p, uint32_t index) {
-  VkPhysicalDeviceProperties props;
-  vkGetPhysicalDeviceProperties(p, &props);
-  VkPhysicalDeviceMemoryProperties mem;
-  vkGetPhysicalDeviceMemoryProperties(p, &mem);
-  VulkanDeviceInfo info;
-  info.index = index;
-  info.name = props.deviceName;
-  info.type = type_name(props.deviceType);
-  info.is_cpu = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-  for (uint32_t h = 0; h < mem.memoryHeapCount; ++h) {
-    if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) {
-      info.local_bytes = std::max<uint64_t>(info.local_bytes, mem.memoryHeaps[h].size);
-    }
-  }
-  return info;
-}
-
 bool has_extension(VkPhysicalDevice p, const char* name) {
   uint32_t n = 0;
   vkEnumerateDeviceExtensionProperties(p, nullptr, &n, nullptr);
   std::vector<VkExtensionProperties> exts(n);
   vkEnumerateDeviceExtensionProperties(p, nullptr, &n, exts.data());
-  return std::any_of(exts.begin(), exts.end(), [&](const VkExtensionProperties& e) {
-    return std::strcmp(e.extensionName, name) == 0;
-  });
+  return std::any_of(exts.begin(), exts.end(),
+                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
+// The largest device-local heap: its index and size.
+std::pair<uint32_t, uint64_t> largest_local_heap(VkPhysicalDevice p) {
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(p, &mem);
+  std::pair<uint32_t, uint64_t> out{0, 0};
+  for (uint32_t h = 0; h < mem.memoryHeapCount; ++h) {
+    if ((mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+        mem.memoryHeaps[h].size > out.second) {
+      out = {h, mem.memoryHeaps[h].size};
+    }
+  }
+  return out;
+}
+
+// A heap's size and what is free of it: VK_EXT_memory_budget's budget less this process's
+// use where the device has it (a physical-device query: no device need be open), else all.
+DeviceMemory heap_memory(VkPhysicalDevice p, uint32_t heap, bool has_budget) {
+  VkPhysicalDeviceMemoryProperties2 mem{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+  if (has_budget) mem.pNext = &budget;
+  vkGetPhysicalDeviceMemoryProperties2(p, &mem);
+  DeviceMemory out;
+  out.total = mem.memoryProperties.memoryHeaps[heap].size;
+  out.free = out.total;
+  if (has_budget) {
+    const uint64_t used = budget.heapUsage[heap];
+    const uint64_t cap = std::min<uint64_t>(budget.heapBudget[heap], out.total);
+    out.free = cap > used ? cap - used : 0;
+  }
+  return out;
+}
+
+VulkanDeviceInfo describe(VkPhysicalDevice p, uint32_t index) {
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(p, &props);
+  VulkanDeviceInfo info;
+  info.index = index;
+  info.name = props.deviceName;
+  info.type = type_name(props.deviceType);
+  info.is_cpu = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const auto [heap, bytes] = largest_local_heap(p);
+  info.local_bytes = bytes;
+  info.free_bytes =
+      bytes == 0 ? 0 : heap_memory(p, heap, has_extension(p, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME)).free;
+  return info;
 }
 
 std::string device_list(const std::vector<VulkanDeviceInfo>& infos) {
@@ -268,14 +298,7 @@ Status VulkanContext::init(VkInstance instance, VkPhysicalDevice physical, Vulka
   r = vkCreateCommandPool(device_, &pci, nullptr, &pool_);
   if (r != VK_SUCCESS) return internal_error(vk_error("creating a command pool", r));
 
-  VkPhysicalDeviceMemoryProperties mem;
-  vkGetPhysicalDeviceMemoryProperties(physical, &mem);
-  for (uint32_t h = 0; h < mem.memoryHeapCount; ++h) {
-    if ((mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
-        mem.memoryHeaps[h].size == info_.local_bytes) {
-      local_heap_ = h;
-    }
-  }
+  local_heap_ = largest_local_heap(physical).first;
   PADDOCK_ASSIGN(staging_, alloc_mapped(kStagingBytes));
   PADDOCK_ASSIGN(readback_, alloc_mapped(kReadbackBytes, true));
   return Status::ok();
@@ -292,21 +315,7 @@ VulkanContext::~VulkanContext() {
   }
 }
 
-DeviceMemory VulkanContext::memory() const {
-  VkPhysicalDeviceMemoryProperties2 mem{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
-  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
-  if (has_budget_) mem.pNext = &budget;
-  vkGetPhysicalDeviceMemoryProperties2(physical_, &mem);
-  DeviceMemory out;
-  out.total = mem.memoryProperties.memoryHeaps[local_heap_].size;
-  out.free = out.total;
-  if (has_budget_) {
-    const uint64_t used = budget.heapUsage[local_heap_];
-    const uint64_t cap = std::min<uint64_t>(budget.heapBudget[local_heap_], out.total);
-    out.free = cap > used ? cap - used : 0;
-  }
-  return out;
-}
+DeviceMemory VulkanContext::memory() const { return heap_memory(physical_, local_heap_, has_budget_); }
 
 std::optional<uint32_t> pick_memory_type(const VkPhysicalDeviceMemoryProperties& mem, uint32_t bits,
                                          VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer) {

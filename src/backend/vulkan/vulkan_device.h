@@ -31,6 +31,7 @@ struct VulkanDeviceInfo {
   std::string type;  // "discrete", "integrated", "virtual", "cpu", "other"
   bool is_cpu = false;
   uint64_t local_bytes = 0;  // the largest device-local heap
+  uint64_t free_bytes = 0;   // of it, free for this process now (VK_EXT_memory_budget), else all
   // Integer dot products of four packed bytes (VK_KHR_shader_integer_dot_product), enabled
   // on the device; `accelerated`: the driver says they run faster than the same arithmetic
   // spelled out (a GPU's dp4a, not lavapipe's emulation).

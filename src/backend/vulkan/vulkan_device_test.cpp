@@ -35,6 +35,16 @@ TEST(VulkanMemoryType, ReadbacksTakeCachedHostMemoryWhereThereIsSome) {
   EXPECT_FALSE(pick_memory_type(mem, 0x1, kMapped, kCached).has_value());
 }
 
+TEST(VulkanDeviceList, FreeMemoryIsOfTheLargestLocalHeap) {
+  const std::vector<VulkanDeviceInfo> ds = list_vulkan_devices();
+  ASSERT_FALSE(ds.empty()) << "lavapipe, at least";
+  for (const VulkanDeviceInfo& d : ds) {
+    EXPECT_GT(d.local_bytes, 0u) << d.name;
+    EXPECT_GT(d.free_bytes, 0u) << d.name;
+    EXPECT_LE(d.free_bytes, d.local_bytes) << d.name;
+  }
+}
+
 // A machine's devices: lavapipe, an integrated GPU and two discrete ones.
 std::vector<VulkanDeviceInfo> devices() {
   std::vector<VulkanDeviceInfo> out;
