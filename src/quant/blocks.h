@@ -91,6 +91,16 @@ struct BlockQ3_K {
 };
 static_assert(sizeof(BlockQ3_K) == 110);
 
+// BlockQ3_K's 16 six-bit scales (still offset by 32): low 4 bits in bytes 0-7 (two per byte),
+// high 2 bits in bytes 8-11 (four per byte).
+inline void unpack_q3_k_scales(const uint8_t* packed, int8_t out[16]) {
+  for (int j = 0; j < 16; ++j) {
+    const int low = j < 8 ? packed[j] & 0xF : packed[j - 8] >> 4;
+    const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
+    out[j] = static_cast<int8_t>(low | (high << 4));
+  }
+}
+
 // 8 groups of 32; 6-bit scales and mins packed into 12 bytes (see get_scale_min_k4).
 // value = d * scale * q - dmin * min
 struct BlockQ4_K {

@@ -21,16 +21,6 @@ using quant_detail::nearest_int;
 
 namespace {
 
-// Q3_K's 16 six-bit scales (still offset by 32): low 4 bits in bytes 0-7 (two per byte), high
-// 2 bits in bytes 8-11 (four per byte).
-void unpack_q3_k_scales(const uint8_t* packed, int8_t out[16]) {
-  for (int j = 0; j < 16; ++j) {
-    const int low = j < 8 ? packed[j] & 0xF : packed[j - 8] >> 4;
-    const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
-    out[j] = static_cast<int8_t>(low | (high << 4));
-  }
-}
-
 // Q2_K and Q3_K store 2-bit levels four to a byte: byte l of each 32-byte chunk holds elements
 // l, l + 32, l + 64, l + 96 of the chunk's 128.
 void pack_2bit(const uint8_t* L, uint8_t* qs) {

@@ -24,8 +24,8 @@ namespace {
 
 using quant_test::gaussian_row;
 
-constexpr DType kRepackable[] = {DType::kQ4_0, DType::kQ5_0, DType::kQ4_K,
-                                 DType::kQ6_K, DType::kQ8_0, DType::kMXFP4};
+constexpr DType kRepackable[] = {DType::kQ4_0, DType::kQ5_0, DType::kQ2_K, DType::kQ3_K, DType::kQ4_K,
+                                 DType::kQ5_K, DType::kQ6_K, DType::kQ8_0, DType::kMXFP4};
 constexpr int64_t kRows = 2 * cpu::kRepackRows;
 // The types whose kernels sum in ggml's AVX2 order (quant/lanes8.h), as the reference does.
 constexpr DType kGgmlOrder[] = {DType::kQ8_0, DType::kMXFP4};
@@ -118,6 +118,25 @@ Case extreme_case(DType t, int64_t blocks) {
       blk.dmin = one;
       std::memset(blk.scales, 0xFF, sizeof(blk.scales));  // scales and mins 63
       std::memset(blk.qs, 0xFF, sizeof(blk.qs));          // quants 15
+    } else if (t == DType::kQ2_K) {
+      auto& blk = reinterpret_cast<BlockQ2_K*>(c.w.data())[b];
+      blk.d = one;
+      blk.dmin = one;
+      std::memset(blk.scales, 0xFF, sizeof(blk.scales));  // scales and mins 15
+      std::memset(blk.qs, 0xFF, sizeof(blk.qs));          // levels 3
+    } else if (t == DType::kQ3_K) {
+      auto& blk = reinterpret_cast<BlockQ3_K*>(c.w.data())[b];
+      blk.d = one;
+      std::memset(blk.scales, 0, sizeof(blk.scales));  // scales -32
+      std::memset(blk.hmask, 0, sizeof(blk.hmask));    // levels -4
+      std::memset(blk.qs, 0, sizeof(blk.qs));
+    } else if (t == DType::kQ5_K) {
+      auto& blk = reinterpret_cast<BlockQ5_K*>(c.w.data())[b];
+      blk.d = one;
+      blk.dmin = one;
+      std::memset(blk.scales, 0xFF, sizeof(blk.scales));  // scales and mins 63
+      std::memset(blk.qh, 0xFF, sizeof(blk.qh));          // quants 31
+      std::memset(blk.qs, 0xFF, sizeof(blk.qs));
     } else if (t == DType::kQ6_K) {
       auto& blk = reinterpret_cast<BlockQ6_K*>(c.w.data())[b];
       blk.d = one;
@@ -279,7 +298,7 @@ TEST(Repack, KeepsTheMatrixSizeAndSplitsByGroups) {
     cpu::repack_rows(t, c.w.data(), c.n, cpu::kRepackRows, kRows, parts.data());
     EXPECT_EQ(whole, parts) << dtype_name(t);
   }
-  EXPECT_FALSE(cpu::can_repack(DType::kQ5_K));
+  EXPECT_FALSE(cpu::can_repack(DType::kIQ4_XS));
   EXPECT_FALSE(cpu::can_repack(DType::kF16));
 }
 

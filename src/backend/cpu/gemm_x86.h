@@ -77,7 +77,7 @@ PADDOCK_GEMM_INLINE __m256i dup_pairs(__m256i v, bool odd) {
 // join(a, b): two sub-block sums added, in the sum type. scaled2(a, b, s): scaled(a, s) +
 // scaled(b, s). dot_i32(acc, u, s): int32 acc += 4 products of u and the signed bytes s per lane.
 struct Maddubs {
-  static constexpr int kChains = 1;           // see q4_K_nibble
+  static constexpr int kChains = 1;           // see k4_nibble
   static constexpr bool kOffsetQ8_0 = false;  // see step_dot
   static constexpr int kSumRegisters = 8;     // see lanes_n: AVX2 has 16 vector registers
   PADDOCK_GEMM_INLINE static __m256i dot(__m256i acc, __m256i u, const int8_t* y) {
@@ -117,19 +117,19 @@ struct Vnni {
   }
 };
 
-// A sum kept as P::kChains partial sums (see q4_K_nibble): the first, joined with the second
-// where there are two.
-template <typename P>
-PADDOCK_GEMM_INLINE __m256i join_chains(__m256i first, __m256i second) {
-  static_assert(P::kChains == 1 || P::kChains == 2);
-  if constexpr (P::kChains == 1) return first;
-  return P::join(first, second);
+// A sub-block's sum kept as kC partial sums (kC 1 or 2), times each row's scale.
+template <typename P, int kC>
+PADDOCK_GEMM_INLINE __m256i chains_scaled(__m256i first, __m256i second, __m256i scale) {
+  static_assert(kC == 1 || kC == 2);
+  if constexpr (kC == 1) return P::scaled(first, scale);
+  return P::scaled2(first, second, scale);
 }
 
-// The 128 six-bit scales and mins of a Q4_K x 8 block (repack.h), one byte each: six[0]
+// The 128 six-bit scales and mins of a Q4_K or Q5_K x 8 block (repack.h), one byte each: six[0]
 // holds the scales of groups 0-3, six[1] those of groups 4-7, six[2] and six[3] the mins; row
 // r's 4 values at bytes 16 * (r / 4) + 4 * (r % 4), so in-lane shuffles (pick) reach them.
-PADDOCK_GEMM_INLINE void q4_K_six_bit(const BlockQ4_Kx8& b, __m256i (&six)[4]) {
+template <typename Block8>
+PADDOCK_GEMM_INLINE void k4_six_bit(const Block8& b, __m256i (&six)[4]) {
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i m30 = _mm256_set1_epi8(0x30);
   const __m256i l0 = load256(b.lo4);
@@ -142,7 +142,7 @@ PADDOCK_GEMM_INLINE void q4_K_six_bit(const BlockQ4_Kx8& b, __m256i (&six)[4]) {
                            _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
 }
 
-// vpshufb masks over q4_K_six_bit's registers, giving each row's int16 lanes (2r, 2r+1):
+// vpshufb masks over k4_six_bit's registers, giving each row's int16 lanes (2r, 2r+1):
 // kPickDup + t: (value t, value t), a group's scale in both lanes (Policy::scaled);
 // kPickPair + u: (value 2u, value 2u + 1), the mins of two groups. Values zero-extended.
 enum : int { kPickDup = 0, kPickPair = 4 };
@@ -161,75 +161,97 @@ PADDOCK_GEMM_INLINE __m256i pick(__m256i six, int mask) {
   return _mm256_shuffle_epi8(six, load256(kPickMasks[mask]));
 }
 
-// The 8 steps of one nibble (Shift 0: low, 4: high) of a chunk for NY columns, each column's
-// sum scaled once at the end. Several columns take the two nibbles in separate passes, so NY
-// accumulators are live rather than 2 * NY: with both, GCC ran out of registers and the loop
-// waited on a spilled accumulator (4 columns 1.6x slower measured).
-// With P::kChains 2, even and odd steps go to separate sums: a vpdpbusd waits for its
-// accumulator (about 5 cycles), so NY chains of 8 left the VNNI ports idle much of the time.
-// Maddubs accumulates with a 1-cycle add and keeps one chain, leaving AVX2's 16 registers to
-// the rest.
-template <typename P, int NY, int Shift>
-PADDOCK_GEMM_INLINE void q4_K_nibble(const uint8_t* qs, const BlockQ8_K* const* yb, int64_t i, int at,
-                                     __m256i scale, __m256i* sumi) {
-  constexpr int kC = P::kChains;
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
-  __m256i a[kC][NY];
-  for (int c = 0; c < kC; ++c)
-    for (int j = 0; j < NY; ++j) a[c][j] = _mm256_setzero_si256();
-#pragma GCC unroll 2
-  for (int s0 = 0; s0 < 8; s0 += kC) {
-#pragma GCC unroll 2
-    for (int c = 0; c < kC; ++c) {  // constant indices into a: it stays in registers
-      const int s = s0 + c;
-      const __m256i q = _mm256_and_si256(_mm256_srli_epi16(load256(qs + 32 * s), Shift), m4);
-      for (int j = 0; j < NY; ++j) a[c][j] = P::dot(a[c][j], q, yb[j][i].qs + at + 4 * s);
-    }
-  }
-  for (int j = 0; j < NY; ++j) {
-    sumi[j] = _mm256_add_epi32(sumi[j], P::scaled(join_chains<P>(a[0][j], a[kC - 1][j]), scale));
+// Bit `bit` of each byte moved to bit 4 (a Q5_K quant's fifth bit), the others cleared.
+PADDOCK_GEMM_INLINE __m256i fifth_bit(__m256i v, int bit) {
+  const __m256i at = bit <= 4 ? _mm256_slli_epi16(v, 4 - bit) : _mm256_srli_epi16(v, bit - 4);
+  return _mm256_and_si256(at, _mm256_set1_epi8(0x10));
+}
+
+// Step s of chunk c of a Q4_K or Q5_K x 8 block: the quants of one nibble (Shift 0: low, 4:
+// high), with Q5_K's fifth bits.
+template <typename Block8, int Shift>
+PADDOCK_GEMM_INLINE __m256i k4_step(const Block8& b, int c, int s) {
+  const __m256i q =
+      _mm256_and_si256(_mm256_srli_epi16(load256(b.qs + 256 * c + 32 * s), Shift), _mm256_set1_epi8(0x0F));
+  if constexpr (std::is_same_v<Block8, BlockQ5_Kx8>) {
+    return _mm256_or_si256(q, fifth_bit(load256(b.qh + 32 * s), 2 * c + Shift / 4));
+  } else {
+    return q;
   }
 }
 
-// Q4_K: per chunk c, sub-block 2c sits in the low nibbles and 2c+1 in the high ones. With
-// Maddubs one step sums 2 products of at most 15 * 127, so 8 steps (16 products) stay below
-// 30480 in int16.
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q4_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  const BlockQ4_Kx8* wb = static_cast<const BlockQ4_Kx8*>(w);
+// Partial sums a sub-block of Q4_K or Q5_K keeps: P::kChains, and two for Q5_K with Maddubs,
+// whose int16 sums hold 4 steps of quants up to 31 (8 products of at most 31 * 128 = 31744)
+// but not 8.
+template <typename P, typename Block8>
+inline constexpr int kK4Chains = std::is_same_v<Block8, BlockQ5_Kx8> ? 2 : P::kChains;
+
+// The 8 steps of one nibble (Shift 0: low, 4: high) of chunk c for NY columns, each column's
+// sum scaled once at the end. Several columns take the two nibbles in separate passes, so NY
+// accumulators are live rather than 2 * NY: with both, GCC ran out of registers and the loop
+// waited on a spilled accumulator (4 columns 1.6x slower measured).
+// With 2 chains, even and odd steps go to separate sums: a vpdpbusd waits for its
+// accumulator (about 5 cycles), so NY chains of 8 left the VNNI ports idle much of the time.
+// Maddubs accumulates with a 1-cycle add and keeps one chain for Q4_K, leaving AVX2's 16
+// registers to the rest.
+template <typename P, typename Block8, int NY, int Shift>
+PADDOCK_GEMM_INLINE void k4_nibble(const Block8& b, const BlockQ8_K* const* yb, int64_t i, int c,
+                                   __m256i scale, __m256i* sumi) {
+  constexpr int kC = kK4Chains<P, Block8>;
+  const int at = 64 * c + 8 * Shift;
+  __m256i a[kC][NY];
+  for (int t = 0; t < kC; ++t)
+    for (int j = 0; j < NY; ++j) a[t][j] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+  for (int s0 = 0; s0 < 8; s0 += kC) {
+#pragma GCC unroll 2
+    for (int t = 0; t < kC; ++t) {  // constant indices into a: it stays in registers
+      const int s = s0 + t;
+      const __m256i q = k4_step<Block8, Shift>(b, c, s);
+      for (int j = 0; j < NY; ++j) a[t][j] = P::dot(a[t][j], q, yb[j][i].qs + at + 4 * s);
+    }
+  }
+  for (int j = 0; j < NY; ++j) {
+    sumi[j] = _mm256_add_epi32(sumi[j], chains_scaled<P, kC>(a[0][j], a[kC - 1][j], scale));
+  }
+}
+
+// Q4_K and Q5_K: per chunk c, sub-block 2c sits in the low nibbles and 2c+1 in the high ones.
+// With Maddubs one step sums 2 products of at most 15 * 127 (Q4_K), so 8 steps (16 products)
+// stay below 30480 in int16; Q5_K's partial sums take 4 steps each (kK4Chains).
+template <typename P, typename Block8, int NY>
+PADDOCK_GEMM_INLINE void k4_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  const Block8* wb = static_cast<const Block8*>(w);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
   detail::start_columns(y, ys, yb, acc);
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
   const int64_t nb = k / kQK_K;
   for (int64_t i = 0; i < nb; ++i) {
-    const BlockQ4_Kx8& b = wb[i];
+    const Block8& b = wb[i];
     prefetch(wb + i + kAhead);
     __m256i six[4], sumi[NY];
-    q4_K_six_bit(b, six);
+    k4_six_bit(b, six);
     for (int j = 0; j < NY; ++j) sumi[j] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
-      const uint8_t* qs = b.qs + 256 * c;
+      const __m256i scale_lo = pick(six[c / 2], kPickDup + 2 * (c % 2));
+      const __m256i scale_hi = pick(six[c / 2], kPickDup + 2 * (c % 2) + 1);
       if constexpr (NY == 1) {  // decode: both nibbles at once, 8 steps unrolled
-        constexpr int kC = P::kChains;
+        constexpr int kC = kK4Chains<P, Block8>;
         const int8_t* ya = yb[0][i].qs + 64 * c;
         __m256i al[kC], ah[kC];
         for (int t = 0; t < kC; ++t) al[t] = ah[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
         for (int s = 0; s < 8; ++s) {
-          const __m256i raw = load256(qs + 32 * s);
-          al[s % kC] = P::dot(al[s % kC], _mm256_and_si256(raw, m4), ya + 4 * s);
-          ah[s % kC] = P::dot(ah[s % kC], _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), ya + 32 + 4 * s);
+          al[s % kC] = P::dot(al[s % kC], k4_step<Block8, 0>(b, c, s), ya + 4 * s);
+          ah[s % kC] = P::dot(ah[s % kC], k4_step<Block8, 4>(b, c, s), ya + 32 + 4 * s);
         }
-        const __m256i lo = join_chains<P>(al[0], al[kC - 1]);
-        const __m256i hi = join_chains<P>(ah[0], ah[kC - 1]);
-        sumi[0] = _mm256_add_epi32(
-            sumi[0], _mm256_add_epi32(P::scaled(lo, pick(six[c / 2], kPickDup + 2 * (c % 2))),
-                                      P::scaled(hi, pick(six[c / 2], kPickDup + 2 * (c % 2) + 1))));
+        sumi[0] =
+            _mm256_add_epi32(sumi[0], _mm256_add_epi32(chains_scaled<P, kC>(al[0], al[kC - 1], scale_lo),
+                                                       chains_scaled<P, kC>(ah[0], ah[kC - 1], scale_hi)));
       } else {
-        q4_K_nibble<P, NY, 0>(qs, yb, i, 64 * c, pick(six[c / 2], kPickDup + 2 * (c % 2)), sumi);
-        q4_K_nibble<P, NY, 4>(qs, yb, i, 64 * c + 32, pick(six[c / 2], kPickDup + 2 * (c % 2) + 1), sumi);
+        k4_nibble<P, Block8, NY, 0>(b, yb, i, c, scale_lo, sumi);
+        k4_nibble<P, Block8, NY, 4>(b, yb, i, c, scale_hi, sumi);
       }
     }
     // Mins (int16 pairs of groups 2p, 2p+1 of each row) against the activations' sums of 32.
@@ -252,6 +274,111 @@ PADDOCK_GEMM_INLINE void q4_K_n(int64_t k, const void* w, const void* y, size_t 
     }
   }
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
+}
+
+template <typename P, int NY>
+PADDOCK_GEMM_INLINE void q4_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  k4_n<P, BlockQ4_Kx8, NY>(k, w, y, ys, out);
+}
+
+template <typename P, int NY>
+PADDOCK_GEMM_INLINE void q5_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  k4_n<P, BlockQ5_Kx8, NY>(k, w, y, ys, out);
+}
+
+// Step t (0..3) of group 2p + u of a Q2_K or Q3_K x 8 block (repack.h): its levels, from the
+// group's 2-bit register and, for Q3_K, the pair's register of third bits: 0..3 (Q2_K), 0..7
+// (Q3_K, whose -4 the caller folds in).
+template <typename Block8>
+PADDOCK_GEMM_INLINE __m256i k23_step(__m256i low, __m256i third, int t, int u) {
+  const __m256i q = _mm256_and_si256(_mm256_srli_epi16(low, 2 * t), _mm256_set1_epi8(3));
+  if constexpr (std::is_same_v<Block8, BlockQ3_Kx8>) {
+    const int bit = t + 4 * u;
+    const __m256i at = bit >= 2 ? _mm256_srli_epi16(third, bit - 2) : _mm256_slli_epi16(third, 2 - bit);
+    return _mm256_or_si256(q, _mm256_and_si256(at, _mm256_set1_epi8(4)));
+  } else {
+    return q;
+  }
+}
+
+// Q2_K and Q3_K: 16 groups of 16, each group's four steps summed under its scale (int16 pairs
+// of groups 2p, 2p+1 per row). Q2_K's mins and Q3_K's -4 of every level both weigh the
+// activations' per-16 sums: dmin * min (subtracted in float) or 4 * scale (in the integer sum).
+// With Maddubs a group sums 4 products of at most 7 * 128 per half: no int16 bound is near.
+template <typename P, typename Block8, int NY>
+PADDOCK_GEMM_INLINE void k23_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  constexpr bool kQ3 = std::is_same_v<Block8, BlockQ3_Kx8>;
+  const Block8* wb = static_cast<const Block8*>(w);
+  const BlockQ8_K* yb[NY];
+  __m256 acc[NY];
+  detail::start_columns(y, ys, yb, acc);
+  const int64_t nb = k / kQK_K;
+  for (int64_t i = 0; i < nb; ++i) {
+    const Block8& b = wb[i];
+    prefetch(wb + i + kAhead);
+    __m256i sumi[NY], bias[NY];
+    for (int j = 0; j < NY; ++j) sumi[j] = bias[j] = _mm256_setzero_si256();
+    [[maybe_unused]] __m256i six[4];
+    if constexpr (kQ3) k4_six_bit(b, six);
+    for (int p = 0; p < 8; ++p) {
+      __m256i pairs, weights;  // the groups' scales, and what their activation sums are weighed by
+      __m256i third = _mm256_setzero_si256();
+      if constexpr (kQ3) {
+        const __m128i half =
+            p % 2 ? _mm256_extracti128_si256(six[p / 2], 1) : _mm256_castsi256_si128(six[p / 2]);
+        pairs = weights = _mm256_cvtepi8_epi16(_mm_sub_epi8(half, _mm_set1_epi8(32)));
+        third = load256(b.hm + 32 * p);
+      } else {
+        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.sc + 16 * p));
+        const __m128i m4 = _mm_set1_epi8(0x0F);
+        pairs = _mm256_cvtepu8_epi16(_mm_and_si128(raw, m4));
+        weights = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), m4));
+      }
+      for (int u = 0; u < 2; ++u) {
+        const int g = 2 * p + u;
+        const __m256i scale = dup_pairs(pairs, u == 1);
+        const __m256i low = load256(b.qs + 32 * g);
+        const __m256i v0 = k23_step<Block8>(low, third, 0, u);
+        const __m256i v1 = k23_step<Block8>(low, third, 1, u);
+        const __m256i v2 = k23_step<Block8>(low, third, 2, u);
+        const __m256i v3 = k23_step<Block8>(low, third, 3, u);
+        for (int j = 0; j < NY; ++j) {
+          const int8_t* yq = yb[j][i].qs + 16 * g;
+          const __m256i zero = _mm256_setzero_si256();
+          const __m256i m01 = P::dot(P::dot(zero, v0, yq), v1, yq + 4);
+          const __m256i m23 = P::dot(P::dot(zero, v2, yq + 8), v3, yq + 12);
+          sumi[j] = _mm256_add_epi32(sumi[j], P::scaled2(m01, m23, scale));
+        }
+      }
+      for (int j = 0; j < NY; ++j) {
+        const __m256i bsums = bcast4(reinterpret_cast<const int8_t*>(yb[j][i].bsums + 2 * p));
+        bias[j] = _mm256_add_epi32(bias[j], _mm256_madd_epi16(weights, bsums));
+      }
+    }
+    const __m256 d = load_halves(b.d);
+    for (int j = 0; j < NY; ++j) {
+      const __m256 yd = _mm256_set1_ps(yb[j][i].d);
+      if constexpr (kQ3) {
+        sumi[j] = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(bias[j], 2));
+        acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+      } else {
+        acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+        acc[j] =
+            _mm256_fnmadd_ps(_mm256_mul_ps(load_halves(b.dmin), yd), _mm256_cvtepi32_ps(bias[j]), acc[j]);
+      }
+    }
+  }
+  for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
+}
+
+template <typename P, int NY>
+PADDOCK_GEMM_INLINE void q2_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  k23_n<P, BlockQ2_Kx8, NY>(k, w, y, ys, out);
+}
+
+template <typename P, int NY>
+PADDOCK_GEMM_INLINE void q3_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  k23_n<P, BlockQ3_Kx8, NY>(k, w, y, ys, out);
 }
 
 // Row r's Q6_K scales of groups 2p and 2p+1 as int16 lanes (2r, 2r+1).
@@ -520,7 +647,10 @@ PADDOCK_GEMM_INLINE void mxfp4_n(int64_t k, const void* w, const void* y, size_t
   }
 #define PADDOCK_GEMM_KERNELS(fn, P, TARGET)                      \
   namespace fn##_entries {                                       \
+    PADDOCK_GEMM_ENTRY(q2_K, P, TARGET)                          \
+    PADDOCK_GEMM_ENTRY(q3_K, P, TARGET)                          \
     PADDOCK_GEMM_ENTRY(q4_K, P, TARGET)                          \
+    PADDOCK_GEMM_ENTRY(q5_K, P, TARGET)                          \
     PADDOCK_GEMM_ENTRY(q6_K, P, TARGET)                          \
     PADDOCK_GEMM_ENTRY(q8_0, P, TARGET)                          \
     PADDOCK_GEMM_ENTRY(q4_0, P, TARGET)                          \
@@ -529,7 +659,10 @@ PADDOCK_GEMM_INLINE void mxfp4_n(int64_t k, const void* w, const void* y, size_t
   }                                                              \
   ::paddock::cpu::GemmFn fn(::paddock::DType t) {                \
     switch (t) {                                                 \
+      case ::paddock::DType::kQ2_K: return fn##_entries::q2_K;   \
+      case ::paddock::DType::kQ3_K: return fn##_entries::q3_K;   \
       case ::paddock::DType::kQ4_K: return fn##_entries::q4_K;   \
+      case ::paddock::DType::kQ5_K: return fn##_entries::q5_K;   \
       case ::paddock::DType::kQ6_K: return fn##_entries::q6_K;   \
       case ::paddock::DType::kQ8_0: return fn##_entries::q8_0;   \
       case ::paddock::DType::kQ4_0: return fn##_entries::q4_0;   \

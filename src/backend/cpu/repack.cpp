@@ -19,10 +19,12 @@ void pack_six_bit_planes(const uint8_t (&v)[128], uint8_t* lo4, uint8_t* hi2) {
   for (int i = 0; i < 128; ++i) hi2[i % 32] |= static_cast<uint8_t>((v[i] >> 4) << (2 * (i / 32)));
 }
 
-void repack_q4_K(const BlockQ4_K* const (&rows)[kR], int64_t i, BlockQ4_Kx8& out) {
+// Q4_K and Q5_K (whose fifth bits go as their quants do, repack.h).
+template <typename Block, typename Block8>
+void repack_k4(const Block* const (&rows)[kR], int64_t i, Block8& out) {
   uint8_t six[128];
   for (int r = 0; r < kR; ++r) {
-    const BlockQ4_K& b = rows[r][i];
+    const Block& b = rows[r][i];
     out.d[r] = b.d;
     out.dmin[r] = b.dmin;
     uint8_t sc[8], mn[8];
@@ -35,8 +37,46 @@ void repack_q4_K(const BlockQ4_K* const (&rows)[kR], int64_t i, BlockQ4_Kx8& out
     for (int c = 0; c < 4; ++c) {
       for (int s = 0; s < 8; ++s) std::memcpy(&out.qs[32 * (8 * c + s) + 4 * r], &b.qs[32 * c + 4 * s], 4);
     }
+    if constexpr (std::is_same_v<Block, BlockQ5_K>) {
+      for (int s = 0; s < 8; ++s) std::memcpy(&out.qh[32 * s + 4 * r], &b.qh[4 * s], 4);
+    }
   }
   pack_six_bit_planes(six, out.lo4, out.hi2);
+}
+
+// Q2_K and Q3_K: element e's 2-bit level, from byte e % 32 of the block's 32-byte run e / 128,
+// bits 2 * ((e % 128) / 32).
+uint8_t low_level(const uint8_t* qs, int e) {
+  return static_cast<uint8_t>((qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3);
+}
+
+template <typename Block, typename Block8>
+void repack_k23(const Block* const (&rows)[kR], int64_t i, Block8& out) {
+  constexpr bool kQ3 = std::is_same_v<Block, BlockQ3_K>;
+  std::memset(out.qs, 0, sizeof(out.qs));
+  [[maybe_unused]] uint8_t six[128];  // Q3_K's scales
+  if constexpr (kQ3) std::memset(out.hm, 0, sizeof(out.hm));
+  for (int r = 0; r < kR; ++r) {
+    const Block& b = rows[r][i];
+    out.d[r] = b.d;
+    if constexpr (kQ3) {
+      int8_t sc[16];
+      unpack_q3_k_scales(b.scales, sc);
+      for (int g = 0; g < 16; ++g) six[16 * (g / 2) + 2 * r + g % 2] = static_cast<uint8_t>(sc[g]);
+    } else {
+      out.dmin[r] = b.dmin;
+      for (int g = 0; g < 16; ++g) out.sc[16 * (g / 2) + 2 * r + g % 2] = b.scales[g];
+    }
+    for (int e = 0; e < kQK_K; ++e) {
+      const int g = e / 16, t = (e % 16) / 4, x = e % 4;
+      out.qs[32 * g + 4 * r + x] |= static_cast<uint8_t>(low_level(b.qs, e) << (2 * t));
+      if constexpr (kQ3) {
+        const int third = (b.hmask[e % 32] >> (e / 32)) & 1;
+        out.hm[32 * (g / 2) + 4 * r + x] |= static_cast<uint8_t>(third << (t + 4 * (g % 2)));
+      }
+    }
+  }
+  if constexpr (kQ3) pack_six_bit_planes(six, out.lo4, out.hi2);
 }
 
 // The 256 six-bit quants of a Q6_K block in element order (ggml's layout: per half of 128,
@@ -107,8 +147,9 @@ void repack_groups(const void* src, int64_t k, int64_t r0, int64_t r1, void* dst
 }  // namespace
 
 bool can_repack(DType t) {
-  return t == DType::kQ4_0 || t == DType::kQ5_0 || t == DType::kQ4_K || t == DType::kQ6_K ||
-         t == DType::kQ8_0 || t == DType::kMXFP4;
+  return t == DType::kQ4_0 || t == DType::kQ5_0 || t == DType::kQ2_K || t == DType::kQ3_K ||
+         t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K || t == DType::kQ8_0 ||
+         t == DType::kMXFP4;
 }
 
 size_t repacked_bytes(DType t, int64_t k, int64_t m) {
@@ -118,7 +159,18 @@ size_t repacked_bytes(DType t, int64_t k, int64_t m) {
 void repack_rows(DType t, const void* src, int64_t k, int64_t r0, int64_t r1, void* dst) {
   PADDOCK_CHECK(r0 % kR == 0 && r1 % kR == 0 && r0 <= r1);
   switch (t) {
-    case DType::kQ4_K: return repack_groups<BlockQ4_K, kQK_K, BlockQ4_Kx8, repack_q4_K>(src, k, r0, r1, dst);
+    case DType::kQ2_K:
+      return repack_groups<BlockQ2_K, kQK_K, BlockQ2_Kx8, repack_k23<BlockQ2_K, BlockQ2_Kx8>>(src, k, r0, r1,
+                                                                                              dst);
+    case DType::kQ3_K:
+      return repack_groups<BlockQ3_K, kQK_K, BlockQ3_Kx8, repack_k23<BlockQ3_K, BlockQ3_Kx8>>(src, k, r0, r1,
+                                                                                              dst);
+    case DType::kQ4_K:
+      return repack_groups<BlockQ4_K, kQK_K, BlockQ4_Kx8, repack_k4<BlockQ4_K, BlockQ4_Kx8>>(src, k, r0, r1,
+                                                                                             dst);
+    case DType::kQ5_K:
+      return repack_groups<BlockQ5_K, kQK_K, BlockQ5_Kx8, repack_k4<BlockQ5_K, BlockQ5_Kx8>>(src, k, r0, r1,
+                                                                                             dst);
     case DType::kQ6_K: return repack_groups<BlockQ6_K, kQK_K, BlockQ6_Kx8, repack_q6_K>(src, k, r0, r1, dst);
     case DType::kQ4_0:
       return repack_groups<BlockQ4_0, kQK4_0, BlockQ4_0x8, repack_32<BlockQ4_0, BlockQ4_0x8>>(src, k, r0, r1,

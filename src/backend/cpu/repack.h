@@ -38,6 +38,42 @@ struct BlockQ4_Kx8 {
 };
 static_assert(sizeof(BlockQ4_Kx8) == kRepackRows * sizeof(BlockQ4_K));
 
+// Q5_K x 8 rows: Q4_K x 8's fields, and each row's fifth bits laid out as its quants: for step
+// s (0..7), qh[32*s + 4r .. +3] = row r's qh[4s .. 4s+3], whose bit 2c is the fifth bit of
+// the low nibble at the same place of chunk c's step s, and bit 2c + 1 of the high one.
+struct BlockQ5_Kx8 {
+  uint16_t d[kRepackRows];
+  uint16_t dmin[kRepackRows];
+  uint8_t lo4[64];
+  uint8_t hi2[32];
+  uint8_t qh[kRepackRows * kQK_K / 8];
+  uint8_t qs[kRepackRows * kQK_K / 2];
+};
+static_assert(sizeof(BlockQ5_Kx8) == kRepackRows * sizeof(BlockQ5_K));
+
+// Q2_K and Q3_K x 8 rows, by group g of 16 elements (four steps t of 4): qs[32g + 4r + b]
+// holds in bits 2t..2t+1 the low 2 bits of element 16g + 4t + b of row r. Q3_K's third bits
+// by pairs of groups: bit t + 4u of hm[32p + 4r + b] is that of element 4t + b of group
+// 2p + u; its 16 six-bit scales of each row in the planes Q4_K's scales and mins take (lo4,
+// hi2), value v = 16p + 2r + u for group 2p + u of row r. Q2_K's scale bytes (scale | min << 4)
+// at sc[16p + 2r + u].
+struct BlockQ2_Kx8 {
+  uint16_t d[kRepackRows];
+  uint16_t dmin[kRepackRows];
+  uint8_t sc[kRepackRows * kQK_K / 16];
+  uint8_t qs[kRepackRows * kQK_K / 4];
+};
+static_assert(sizeof(BlockQ2_Kx8) == kRepackRows * sizeof(BlockQ2_K));
+
+struct BlockQ3_Kx8 {
+  uint16_t d[kRepackRows];
+  uint8_t lo4[64];
+  uint8_t hi2[32];
+  uint8_t hm[kRepackRows * kQK_K / 8];
+  uint8_t qs[kRepackRows * kQK_K / 4];
+};
+static_assert(sizeof(BlockQ3_Kx8) == kRepackRows * sizeof(BlockQ3_K));
+
 // Q6_K x 8 rows. scales[16*p + 2*r + (g & 1)] = row r's scale of group g (16 elements),
 // p = g/2. Quants of group g (steps 4g..4g+3 of 4 elements each): 96 bytes at q[96*g]: two
 // nibble registers (step 4g+2i in the low nibbles of q[96g + 32i + 4r + b], step 4g+2i+1 in the
@@ -81,7 +117,7 @@ struct BlockMXFP4x8 {
 };
 static_assert(sizeof(BlockMXFP4x8) == kRepackRows * sizeof(BlockMXFP4));
 
-// Whether `t` has an interleaved layout (Q4_0, Q5_0, Q4_K, Q6_K, Q8_0, MXFP4).
+// Whether `t` has an interleaved layout (Q4_0, Q5_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_0, MXFP4).
 bool can_repack(DType t);
 // Bytes of the repacked [k, m] matrix: the same as the original's.
 size_t repacked_bytes(DType t, int64_t k, int64_t m);
