@@ -24,8 +24,9 @@ namespace {
 
 using quant_test::gaussian_row;
 
-constexpr DType kRepackable[] = {DType::kQ4_0, DType::kQ5_0, DType::kQ2_K, DType::kQ3_K, DType::kQ4_K,
-                                 DType::kQ5_K, DType::kQ6_K, DType::kQ8_0, DType::kMXFP4};
+constexpr DType kRepackable[] = {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
+                                 DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K,
+                                 DType::kQ6_K, DType::kQ8_0, DType::kMXFP4};
 constexpr int64_t kRows = 2 * cpu::kRepackRows;
 // The types whose kernels sum in ggml's AVX2 order (quant/lanes8.h), as the reference does.
 constexpr DType kGgmlOrder[] = {DType::kQ8_0, DType::kMXFP4};
@@ -153,6 +154,17 @@ Case extreme_case(DType t, int64_t blocks) {
       for (int i = 0; i < kQK5_0 / 2; ++i) blk.qs[i] = i % 3 == 0 ? 0x00 : 0xF0;  // quants -16, and -16 / 15
       const uint32_t high = 0xAAAA0000u;  // the high nibbles' 5th bits
       std::memcpy(blk.qh, &high, 4);
+    } else if (t == DType::kQ4_1) {
+      auto& blk = reinterpret_cast<BlockQ4_1*>(c.w.data())[b];
+      blk.d = one;
+      blk.m = one;
+      std::memset(blk.qs, 0xFF, sizeof(blk.qs));  // quants 15
+    } else if (t == DType::kQ5_1) {
+      auto& blk = reinterpret_cast<BlockQ5_1*>(c.w.data())[b];
+      blk.d = one;
+      blk.m = one;
+      std::memset(blk.qh, 0xFF, sizeof(blk.qh));  // quants 31
+      std::memset(blk.qs, 0xFF, sizeof(blk.qs));
     } else if (t == DType::kMXFP4) {
       auto& blk = reinterpret_cast<BlockMXFP4*>(c.w.data())[b];
       blk.e = 128;  // half scale 1

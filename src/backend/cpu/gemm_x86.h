@@ -276,38 +276,66 @@ PADDOCK_GEMM_INLINE void k4_n(int64_t k, const void* w, const void* y, size_t ys
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
 }
 
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q4_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  k4_n<P, BlockQ4_Kx8, NY>(k, w, y, ys, out);
-}
-
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q5_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  k4_n<P, BlockQ5_Kx8, NY>(k, w, y, ys, out);
-}
-
-// Step t (0..3) of group 2p + u of a Q2_K or Q3_K x 8 block (repack.h): its levels, from the
-// group's 2-bit register and, for Q3_K, the pair's register of third bits: 0..3 (Q2_K), 0..7
-// (Q3_K, whose -4 the caller folds in).
+// The K-quants of 16 groups of 16 (Q2_K, Q3_K, Q6_K x 8; repack.h). Group 2p + u's levels,
+// four steps of 4 elements (v[t]), unsigned: Q2_K's 0..3; Q3_K's 0..7, whose -4 the kernel
+// folds in; Q6_K's 0..63, whose -32 it folds in.
 template <typename Block8>
-PADDOCK_GEMM_INLINE __m256i k23_step(__m256i low, __m256i third, int t, int u) {
-  const __m256i q = _mm256_and_si256(_mm256_srli_epi16(low, 2 * t), _mm256_set1_epi8(3));
-  if constexpr (std::is_same_v<Block8, BlockQ3_Kx8>) {
-    const int bit = t + 4 * u;
-    const __m256i at = bit >= 2 ? _mm256_srli_epi16(third, bit - 2) : _mm256_slli_epi16(third, 2 - bit);
-    return _mm256_or_si256(q, _mm256_and_si256(at, _mm256_set1_epi8(4)));
+PADDOCK_GEMM_INLINE void k16_steps(const Block8& b, int p, int u, __m256i (&v)[4]) {
+  if constexpr (std::is_same_v<Block8, BlockQ6_Kx8>) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i m30 = _mm256_set1_epi8(0x30);
+    const uint8_t* q = b.q + 96 * (2 * p + u);
+    const __m256i a = load256(q);
+    const __m256i bq = load256(q + 32);
+    const __m256i h = load256(q + 64);
+    v[0] = _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
+    v[1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4),
+                           _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
+    v[2] = _mm256_or_si256(_mm256_and_si256(bq, m4), _mm256_and_si256(h, m30));
+    v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bq, 4), m4),
+                           _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
   } else {
-    return q;
+    const __m256i low = load256(b.qs + 32 * (2 * p + u));
+    for (int t = 0; t < 4; ++t) {
+      v[t] = _mm256_and_si256(_mm256_srli_epi16(low, 2 * t), _mm256_set1_epi8(3));
+      if constexpr (std::is_same_v<Block8, BlockQ3_Kx8>) {  // the pair's third bits: bit t + 4u
+        const __m256i third = load256(b.hm + 32 * p);
+        const int bit = t + 4 * u;
+        const __m256i at = bit >= 2 ? _mm256_srli_epi16(third, bit - 2) : _mm256_slli_epi16(third, 2 - bit);
+        v[t] = _mm256_or_si256(v[t], _mm256_and_si256(at, _mm256_set1_epi8(4)));
+      }
+    }
   }
 }
 
-// Q2_K and Q3_K: 16 groups of 16, each group's four steps summed under its scale (int16 pairs
-// of groups 2p, 2p+1 per row). Q2_K's mins and Q3_K's -4 of every level both weigh the
-// activations' per-16 sums: dmin * min (subtracted in float) or 4 * scale (in the integer sum).
-// With Maddubs a group sums 4 products of at most 7 * 128 per half: no int16 bound is near.
+// Row r's scales of groups 2p and 2p + 1 as int16 lanes (2r, 2r+1), and what the groups'
+// activation sums are weighed by: Q2_K's mins, the others' scales again. `six`: Q3_K's
+// unpacked scales (k4_six_bit).
+template <typename Block8>
+PADDOCK_GEMM_INLINE void k16_scales(const Block8& b, int p, const __m256i (&six)[4], __m256i& scales,
+                                    __m256i& weights) {
+  if constexpr (std::is_same_v<Block8, BlockQ6_Kx8>) {
+    scales = weights =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales + 16 * p)));
+  } else if constexpr (std::is_same_v<Block8, BlockQ3_Kx8>) {
+    const __m128i half = p % 2 ? _mm256_extracti128_si256(six[p / 2], 1) : _mm256_castsi256_si128(six[p / 2]);
+    scales = weights = _mm256_cvtepi8_epi16(_mm_sub_epi8(half, _mm_set1_epi8(32)));
+  } else {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.sc + 16 * p));
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    scales = _mm256_cvtepu8_epi16(_mm_and_si128(raw, m4));
+    weights = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), m4));
+  }
+}
+
+// Q2_K, Q3_K and Q6_K: each group's four steps summed under its scale. The levels' offsets
+// (Q3_K's -4, Q6_K's -32) and Q2_K's mins weigh the activations' per-16 sums: offset * scale
+// in the integer sum, or dmin * min subtracted in float. With Maddubs a group sums two pairs
+// of steps apart (4 products of at most 63 x 127 stay below 32004).
 template <typename P, typename Block8, int NY>
-PADDOCK_GEMM_INLINE void k23_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  constexpr bool kQ3 = std::is_same_v<Block8, BlockQ3_Kx8>;
+PADDOCK_GEMM_INLINE void k16_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  constexpr bool kQ2 = std::is_same_v<Block8, BlockQ2_Kx8>;
+  constexpr int kOffsetShift = std::is_same_v<Block8, BlockQ6_Kx8> ? 5 : 2;  // log2 of 32 or 4
   const Block8* wb = static_cast<const Block8*>(w);
   const BlockQ8_K* yb[NY];
   __m256 acc[NY];
@@ -318,35 +346,20 @@ PADDOCK_GEMM_INLINE void k23_n(int64_t k, const void* w, const void* y, size_t y
     prefetch(wb + i + kAhead);
     __m256i sumi[NY], bias[NY];
     for (int j = 0; j < NY; ++j) sumi[j] = bias[j] = _mm256_setzero_si256();
-    [[maybe_unused]] __m256i six[4];
-    if constexpr (kQ3) k4_six_bit(b, six);
+    __m256i six[4] = {};
+    if constexpr (std::is_same_v<Block8, BlockQ3_Kx8>) k4_six_bit(b, six);
     for (int p = 0; p < 8; ++p) {
-      __m256i pairs, weights;  // the groups' scales, and what their activation sums are weighed by
-      __m256i third = _mm256_setzero_si256();
-      if constexpr (kQ3) {
-        const __m128i half =
-            p % 2 ? _mm256_extracti128_si256(six[p / 2], 1) : _mm256_castsi256_si128(six[p / 2]);
-        pairs = weights = _mm256_cvtepi8_epi16(_mm_sub_epi8(half, _mm_set1_epi8(32)));
-        third = load256(b.hm + 32 * p);
-      } else {
-        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.sc + 16 * p));
-        const __m128i m4 = _mm_set1_epi8(0x0F);
-        pairs = _mm256_cvtepu8_epi16(_mm_and_si128(raw, m4));
-        weights = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), m4));
-      }
+      __m256i pairs, weights;
+      k16_scales(b, p, six, pairs, weights);
       for (int u = 0; u < 2; ++u) {
-        const int g = 2 * p + u;
         const __m256i scale = dup_pairs(pairs, u == 1);
-        const __m256i low = load256(b.qs + 32 * g);
-        const __m256i v0 = k23_step<Block8>(low, third, 0, u);
-        const __m256i v1 = k23_step<Block8>(low, third, 1, u);
-        const __m256i v2 = k23_step<Block8>(low, third, 2, u);
-        const __m256i v3 = k23_step<Block8>(low, third, 3, u);
+        __m256i v[4];
+        k16_steps(b, p, u, v);
         for (int j = 0; j < NY; ++j) {
-          const int8_t* yq = yb[j][i].qs + 16 * g;
+          const int8_t* yq = yb[j][i].qs + 16 * (2 * p + u);
           const __m256i zero = _mm256_setzero_si256();
-          const __m256i m01 = P::dot(P::dot(zero, v0, yq), v1, yq + 4);
-          const __m256i m23 = P::dot(P::dot(zero, v2, yq + 8), v3, yq + 12);
+          const __m256i m01 = P::dot(P::dot(zero, v[0], yq), v[1], yq + 4);
+          const __m256i m23 = P::dot(P::dot(zero, v[2], yq + 8), v[3], yq + 12);
           sumi[j] = _mm256_add_epi32(sumi[j], P::scaled2(m01, m23, scale));
         }
       }
@@ -358,85 +371,12 @@ PADDOCK_GEMM_INLINE void k23_n(int64_t k, const void* w, const void* y, size_t y
     const __m256 d = load_halves(b.d);
     for (int j = 0; j < NY; ++j) {
       const __m256 yd = _mm256_set1_ps(yb[j][i].d);
-      if constexpr (kQ3) {
-        sumi[j] = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(bias[j], 2));
-        acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
-      } else {
-        acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+      if constexpr (!kQ2) sumi[j] = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(bias[j], kOffsetShift));
+      acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+      if constexpr (kQ2) {
         acc[j] =
             _mm256_fnmadd_ps(_mm256_mul_ps(load_halves(b.dmin), yd), _mm256_cvtepi32_ps(bias[j]), acc[j]);
       }
-    }
-  }
-  for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
-}
-
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q2_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  k23_n<P, BlockQ2_Kx8, NY>(k, w, y, ys, out);
-}
-
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q3_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  k23_n<P, BlockQ3_Kx8, NY>(k, w, y, ys, out);
-}
-
-// Row r's Q6_K scales of groups 2p and 2p+1 as int16 lanes (2r, 2r+1).
-PADDOCK_GEMM_INLINE __m256i q6_K_scale_pairs(const BlockQ6_Kx8& b, int p) {
-  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales + 16 * p)));
-}
-
-// Q6_K: quants 0..63, the -32 folded in through the activations' per-16 sums. With Maddubs
-// one step sums 2 products of at most 63 * 127; two steps (4 products) stay below 32004.
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q6_K_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  const BlockQ6_Kx8* wb = static_cast<const BlockQ6_Kx8*>(w);
-  const BlockQ8_K* yb[NY];
-  __m256 acc[NY];
-  detail::start_columns(y, ys, yb, acc);
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
-  const __m256i m30 = _mm256_set1_epi8(0x30);
-  const int64_t nb = k / kQK_K;
-  for (int64_t i = 0; i < nb; ++i) {
-    const BlockQ6_Kx8& b = wb[i];
-    prefetch(wb + i + kAhead);
-    __m256i sumi[NY], bias[NY];
-    for (int j = 0; j < NY; ++j) sumi[j] = bias[j] = _mm256_setzero_si256();
-    for (int p = 0; p < 8; ++p) {
-      const __m256i pairs = q6_K_scale_pairs(b, p);
-      for (int t = 0; t < 2; ++t) {
-        const int g = 2 * p + t;
-        const __m256i scale = dup_pairs(pairs, t == 1);
-        const uint8_t* q = b.q + 96 * g;
-        const __m256i a = load256(q);
-        const __m256i bq = load256(q + 32);
-        const __m256i h = load256(q + 64);
-        const __m256i v0 =
-            _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
-        const __m256i v1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4),
-                                           _mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
-        const __m256i v2 = _mm256_or_si256(_mm256_and_si256(bq, m4), _mm256_and_si256(h, m30));
-        const __m256i v3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bq, 4), m4),
-                                           _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
-        for (int j = 0; j < NY; ++j) {
-          const int8_t* yq = yb[j][i].qs + 16 * g;
-          const __m256i zero = _mm256_setzero_si256();
-          const __m256i m01 = P::dot(P::dot(zero, v0, yq), v1, yq + 4);
-          const __m256i m23 = P::dot(P::dot(zero, v2, yq + 8), v3, yq + 12);
-          sumi[j] = _mm256_add_epi32(sumi[j], P::scaled2(m01, m23, scale));
-        }
-      }
-      // The -32 of every quant: 32 * scale * (the activations' sum over the group).
-      for (int j = 0; j < NY; ++j) {
-        const __m256i bsums = bcast4(reinterpret_cast<const int8_t*>(yb[j][i].bsums + 2 * p));
-        bias[j] = _mm256_add_epi32(bias[j], _mm256_madd_epi16(pairs, bsums));
-      }
-    }
-    const __m256 d = load_halves(b.d);
-    for (int j = 0; j < NY; ++j) {
-      sumi[j] = _mm256_sub_epi32(sumi[j], _mm256_slli_epi32(bias[j], 5));
-      acc[j] =
-          _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(yb[j][i].d)), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
     }
   }
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
@@ -465,7 +405,19 @@ PADDOCK_GEMM_INLINE __m256i step_dot(__m256i start, __m256i q, const int8_t* y) 
   }
 }
 
-// Step s (0..7) of a Q8_0, Q4_0, Q5_0 or MXFP4 block of 8 rows: the signed quants of elements
+// Q5_0 and Q5_1 x 8: 0xFF in each byte of step s whose quant's fifth bit is set (bits 4s..4s+3
+// of each row's qh, byte s / 2 of its lane, spread to the step's 4 bytes), else 0.
+template <typename Block8>
+PADDOCK_GEMM_INLINE __m256i fifth_bits_set(const Block8& b, int s) {
+  const __m256i lane_bytes = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,  //
+                                              0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+  const __m256i spread = _mm256_shuffle_epi8(
+      load256(b.qh), _mm256_add_epi8(lane_bytes, _mm256_set1_epi8(static_cast<char>(s / 2))));
+  const __m256i bit = _mm256_set1_epi32(s % 2 ? static_cast<int32_t>(0x80402010) : 0x08040201);
+  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+}
+
+// Step s (0..7) of a Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 or MXFP4 block of 8 rows: the signed quants of elements
 // 4s..4s+3 of each row (the nibble types keep steps 0-3 in the low nibbles of qs groups 0-3 and
 // steps 4-7 in the high ones; MXFP4's map through kMXFP4Values, |level| <= 12; Q5_0's fifth
 // bits 4s..4s+3 of each row's qh, byte s / 2 of its lane, spread to the step's 4 bytes).
@@ -478,14 +430,13 @@ PADDOCK_GEMM_INLINE __m256i step_quants(const Block8& b, int s, __m256i levels) 
     const __m256i nib = _mm256_and_si256(s < 4 ? raw : _mm256_srli_epi16(raw, 4), _mm256_set1_epi8(0x0F));
     if constexpr (std::is_same_v<Block8, BlockMXFP4x8>) return _mm256_shuffle_epi8(levels, nib);
     if constexpr (std::is_same_v<Block8, BlockQ5_0x8>) {
-      const __m256i lane_bytes = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,  //
-                                                  0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
-      const __m256i spread = _mm256_shuffle_epi8(
-          load256(b.qh), _mm256_add_epi8(lane_bytes, _mm256_set1_epi8(static_cast<char>(s / 2))));
-      const __m256i bit = _mm256_set1_epi32(s % 2 ? static_cast<int32_t>(0x80402010) : 0x08040201);
-      const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
       // q - 16 without a subtraction: nibble | 0xF0 is nibble - 16 where the bit is clear.
-      return _mm256_or_si256(nib, _mm256_andnot_si256(set, _mm256_set1_epi8(static_cast<char>(0xF0))));
+      return _mm256_or_si256(
+          nib, _mm256_andnot_si256(fifth_bits_set(b, s), _mm256_set1_epi8(static_cast<char>(0xF0))));
+    }
+    if constexpr (std::is_same_v<Block8, BlockQ4_1x8>) return nib;
+    if constexpr (std::is_same_v<Block8, BlockQ5_1x8>) {
+      return _mm256_or_si256(nib, _mm256_and_si256(fifth_bits_set(b, s), _mm256_set1_epi8(0x10)));
     }
     return _mm256_sub_epi8(nib, _mm256_set1_epi8(8));
   }
@@ -517,7 +468,7 @@ PADDOCK_GEMM_INLINE void nibbles_n(int64_t k, const void* w, const void* y, size
   for (int64_t i = 0; i < nb; ++i) {
     const Block8& b = wb[i];
     prefetch(wb + i + 8 * kAhead);  // block-groups of 144 or 176 bytes: about the K-quants' distance
-    constexpr int kC = P::kChains;  // as in q4_K_nibble
+    constexpr int kC = P::kChains;  // as in k4_nibble
     __m256i sumi[kC][NY], offset = _mm256_setzero_si256();
     for (int c = 0; c < kC; ++c)
       for (int j = 0; j < NY; ++j) sumi[c][j] = _mm256_setzero_si256();
@@ -533,6 +484,40 @@ PADDOCK_GEMM_INLINE void nibbles_n(int64_t k, const void* w, const void* y, size
       if constexpr (P::kOffsetQ8_0) sum = _mm256_sub_epi32(sum, offset);
       acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(yb[j][i].d))),
                                _mm256_cvtepi32_ps(sum), acc[j]);
+    }
+  }
+  for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
+}
+
+// Q4_1 and Q5_1: unsigned quants (0..15, 0..31) against Q8_1 activations; value = d * q + m,
+// so a row's dot is d * dy * sum(q * y) + m * s, the activations' s = dy * sum(y). Two partial
+// sums of 4 steps each: with Maddubs, 8 products of at most 31 * 128 stay in int16.
+template <typename P, typename Block8, int NY>
+PADDOCK_GEMM_INLINE void minned_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
+  const Block8* wb = static_cast<const Block8*>(w);
+  const BlockQ8_1* yb[NY];
+  __m256 acc[NY];
+  detail::start_columns(y, ys, yb, acc);
+  const int64_t nb = k / kQK4_1;
+  for (int64_t i = 0; i < nb; ++i) {
+    const Block8& b = wb[i];
+    prefetch(wb + i + 8 * kAhead);
+    __m256i sumi[2][NY];
+    for (int c = 0; c < 2; ++c)
+      for (int j = 0; j < NY; ++j) sumi[c][j] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int s = 0; s < 8; ++s) {
+      const __m256i q = step_quants(b, s, _mm256_setzero_si256());
+      for (int j = 0; j < NY; ++j) sumi[s % 2][j] = P::dot(sumi[s % 2][j], q, yb[j][i].qs + 4 * s);
+    }
+    const __m256 d = load_halves(b.d);
+    const __m256 m = load_halves(b.m);
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int j = 0; j < NY; ++j) {
+      const __m256i sum = P::scaled2(sumi[0][j], sumi[1][j], ones);
+      acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(yb[j][i].d))),
+                               _mm256_cvtepi32_ps(sum), acc[j]);
+      acc[j] = _mm256_fmadd_ps(m, _mm256_set1_ps(_cvtsh_ss(yb[j][i].s)), acc[j]);
     }
   }
   for (int j = 0; j < NY; ++j) _mm256_storeu_ps(out + 8 * j, acc[j]);
@@ -609,26 +594,6 @@ PADDOCK_GEMM_INLINE void lanes_n(int64_t k, const void* w, const void* y, size_t
   }
 }
 
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q4_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  nibbles_n<P, BlockQ4_0x8, NY>(k, w, y, ys, out);
-}
-
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q5_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  nibbles_n<P, BlockQ5_0x8, NY>(k, w, y, ys, out);
-}
-
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void q8_0_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  lanes_n<P, BlockQ8_0x8, NY>(k, w, y, ys, out);
-}
-
-template <typename P, int NY>
-PADDOCK_GEMM_INLINE void mxfp4_n(int64_t k, const void* w, const void* y, size_t ys, float* out) {
-  lanes_n<P, BlockMXFP4x8, NY>(k, w, y, ys, out);
-}
-
 }  // namespace paddock::cpu::gemm_x86
 
 // PADDOCK_GEMM_KERNELS(fn, P, TARGET) defines `GemmFn fn(DType t)`: the kernel of type t under
@@ -636,26 +601,30 @@ PADDOCK_GEMM_INLINE void mxfp4_n(int64_t k, const void* w, const void* y, size_t
 // attribute. The kernels above are inlined into these entry points, so they are compiled for
 // the path that runs them: under AVX-512 the compiler has 32 vector registers, and the
 // several-column kernels keep their sums in registers where AVX2's 16 made them spill.
-#define PADDOCK_GEMM_ENTRY(kernel, P, TARGET)                                                  \
-  TARGET void kernel(int64_t k, const void* w, const void* y, size_t ys, int ny, float* out) { \
-    switch (ny) {                                                                              \
-      case 1: ::paddock::cpu::gemm_x86::kernel##_n<P, 1>(k, w, y, ys, out); break;             \
-      case 2: ::paddock::cpu::gemm_x86::kernel##_n<P, 2>(k, w, y, ys, out); break;             \
-      case 3: ::paddock::cpu::gemm_x86::kernel##_n<P, 3>(k, w, y, ys, out); break;             \
-      default: ::paddock::cpu::gemm_x86::kernel##_n<P, 4>(k, w, y, ys, out); break;            \
-    }                                                                                          \
+#define PADDOCK_GEMM_ENTRY(name, kernel, Block8, P, TARGET)                                  \
+  TARGET void name(int64_t k, const void* w, const void* y, size_t ys, int ny, float* out) { \
+    using ::paddock::cpu::gemm_x86::kernel;                                                  \
+    using ::paddock::cpu::Block8;                                                            \
+    switch (ny) {                                                                            \
+      case 1: kernel<P, Block8, 1>(k, w, y, ys, out); break;                                 \
+      case 2: kernel<P, Block8, 2>(k, w, y, ys, out); break;                                 \
+      case 3: kernel<P, Block8, 3>(k, w, y, ys, out); break;                                 \
+      default: kernel<P, Block8, 4>(k, w, y, ys, out); break;                                \
+    }                                                                                        \
   }
 #define PADDOCK_GEMM_KERNELS(fn, P, TARGET)                      \
   namespace fn##_entries {                                       \
-    PADDOCK_GEMM_ENTRY(q2_K, P, TARGET)                          \
-    PADDOCK_GEMM_ENTRY(q3_K, P, TARGET)                          \
-    PADDOCK_GEMM_ENTRY(q4_K, P, TARGET)                          \
-    PADDOCK_GEMM_ENTRY(q5_K, P, TARGET)                          \
-    PADDOCK_GEMM_ENTRY(q6_K, P, TARGET)                          \
-    PADDOCK_GEMM_ENTRY(q8_0, P, TARGET)                          \
-    PADDOCK_GEMM_ENTRY(q4_0, P, TARGET)                          \
-    PADDOCK_GEMM_ENTRY(q5_0, P, TARGET)                          \
-    PADDOCK_GEMM_ENTRY(mxfp4, P, TARGET)                         \
+    PADDOCK_GEMM_ENTRY(q2_K, k16_n, BlockQ2_Kx8, P, TARGET)      \
+    PADDOCK_GEMM_ENTRY(q3_K, k16_n, BlockQ3_Kx8, P, TARGET)      \
+    PADDOCK_GEMM_ENTRY(q4_K, k4_n, BlockQ4_Kx8, P, TARGET)       \
+    PADDOCK_GEMM_ENTRY(q5_K, k4_n, BlockQ5_Kx8, P, TARGET)       \
+    PADDOCK_GEMM_ENTRY(q6_K, k16_n, BlockQ6_Kx8, P, TARGET)      \
+    PADDOCK_GEMM_ENTRY(q8_0, lanes_n, BlockQ8_0x8, P, TARGET)    \
+    PADDOCK_GEMM_ENTRY(q4_0, nibbles_n, BlockQ4_0x8, P, TARGET)  \
+    PADDOCK_GEMM_ENTRY(q5_0, nibbles_n, BlockQ5_0x8, P, TARGET)  \
+    PADDOCK_GEMM_ENTRY(q4_1, minned_n, BlockQ4_1x8, P, TARGET)   \
+    PADDOCK_GEMM_ENTRY(q5_1, minned_n, BlockQ5_1x8, P, TARGET)   \
+    PADDOCK_GEMM_ENTRY(mxfp4, lanes_n, BlockMXFP4x8, P, TARGET)  \
   }                                                              \
   ::paddock::cpu::GemmFn fn(::paddock::DType t) {                \
     switch (t) {                                                 \
@@ -667,6 +636,8 @@ PADDOCK_GEMM_INLINE void mxfp4_n(int64_t k, const void* w, const void* y, size_t
       case ::paddock::DType::kQ8_0: return fn##_entries::q8_0;   \
       case ::paddock::DType::kQ4_0: return fn##_entries::q4_0;   \
       case ::paddock::DType::kQ5_0: return fn##_entries::q5_0;   \
+      case ::paddock::DType::kQ4_1: return fn##_entries::q4_1;   \
+      case ::paddock::DType::kQ5_1: return fn##_entries::q5_1;   \
       case ::paddock::DType::kMXFP4: return fn##_entries::mxfp4; \
       default: return nullptr;                                   \
     }                                                            \

@@ -115,8 +115,9 @@ void repack_q6_K(const BlockQ6_K* const (&rows)[kR], int64_t i, BlockQ6_Kx8& out
   }
 }
 
-// Q8_0, Q4_0, Q5_0 and MXFP4: each row's qs in runs of 4 bytes, one run of every row per
-// 32-byte step; the scales (fp16 d, or MXFP4's exponent e) one per row; Q5_0's qh per row.
+// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and MXFP4: each row's qs in runs of 4 bytes, one run of every
+// row per 32-byte step; the scales (fp16 d, or MXFP4's exponent e) and mins one per row; the
+// fifth bits' qh per row.
 template <typename Block, typename Block8>
 void repack_32(const Block* const (&rows)[kR], int64_t i, Block8& out) {
   for (int r = 0; r < kR; ++r) {
@@ -126,19 +127,30 @@ void repack_32(const Block* const (&rows)[kR], int64_t i, Block8& out) {
     } else {
       out.d[r] = b.d;
     }
-    if constexpr (std::is_same_v<Block, BlockQ5_0>) std::memcpy(&out.qh[4 * r], b.qh, 4);
+    if constexpr (std::is_same_v<Block, BlockQ4_1> || std::is_same_v<Block, BlockQ5_1>) out.m[r] = b.m;
+    if constexpr (std::is_same_v<Block, BlockQ5_0> || std::is_same_v<Block, BlockQ5_1>) {
+      std::memcpy(&out.qh[4 * r], b.qh, 4);
+    }
     for (size_t s = 0; s < sizeof(b.qs) / 4; ++s) std::memcpy(&out.qs[32 * s + 4 * r], &b.qs[4 * s], 4);
   }
 }
 
-template <typename Block, int QK, typename Block8,
-          void (*Repack)(const Block* const (&)[kR], int64_t, Block8&)>
-void repack_groups(const void* src, int64_t k, int64_t r0, int64_t r1, void* dst) {
-  const int64_t nb = k / QK;
-  const auto* in = static_cast<const Block*>(src);
-  auto* out = static_cast<Block8*>(dst);
+// The block types a repack function takes.
+template <typename F>
+struct RepackTypes;
+template <typename B, typename B8>
+struct RepackTypes<void (*)(const B* const (&)[kR], int64_t, B8&)> {
+  using Block = B;
+  using Block8 = B8;
+};
+
+template <auto Repack>
+void repack_groups(const void* src, int64_t nb, int64_t r0, int64_t r1, void* dst) {
+  using Types = RepackTypes<decltype(Repack)>;
+  const auto* in = static_cast<const typename Types::Block*>(src);
+  auto* out = static_cast<typename Types::Block8*>(dst);
   for (int64_t g = r0 / kR; g < r1 / kR; ++g) {
-    const Block* rows[kR];
+    const typename Types::Block* rows[kR];
     for (int r = 0; r < kR; ++r) rows[r] = in + (g * kR + r) * nb;
     for (int64_t i = 0; i < nb; ++i) Repack(rows, i, out[g * nb + i]);
   }
@@ -147,9 +159,9 @@ void repack_groups(const void* src, int64_t k, int64_t r0, int64_t r1, void* dst
 }  // namespace
 
 bool can_repack(DType t) {
-  return t == DType::kQ4_0 || t == DType::kQ5_0 || t == DType::kQ2_K || t == DType::kQ3_K ||
-         t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K || t == DType::kQ8_0 ||
-         t == DType::kMXFP4;
+  return t == DType::kQ4_0 || t == DType::kQ4_1 || t == DType::kQ5_0 || t == DType::kQ5_1 ||
+         t == DType::kQ2_K || t == DType::kQ3_K || t == DType::kQ4_K || t == DType::kQ5_K ||
+         t == DType::kQ6_K || t == DType::kQ8_0 || t == DType::kMXFP4;
 }
 
 size_t repacked_bytes(DType t, int64_t k, int64_t m) {
@@ -158,32 +170,19 @@ size_t repacked_bytes(DType t, int64_t k, int64_t m) {
 
 void repack_rows(DType t, const void* src, int64_t k, int64_t r0, int64_t r1, void* dst) {
   PADDOCK_CHECK(r0 % kR == 0 && r1 % kR == 0 && r0 <= r1);
+  const int64_t nb = k / dtype_info(t).block_size;
   switch (t) {
-    case DType::kQ2_K:
-      return repack_groups<BlockQ2_K, kQK_K, BlockQ2_Kx8, repack_k23<BlockQ2_K, BlockQ2_Kx8>>(src, k, r0, r1,
-                                                                                              dst);
-    case DType::kQ3_K:
-      return repack_groups<BlockQ3_K, kQK_K, BlockQ3_Kx8, repack_k23<BlockQ3_K, BlockQ3_Kx8>>(src, k, r0, r1,
-                                                                                              dst);
-    case DType::kQ4_K:
-      return repack_groups<BlockQ4_K, kQK_K, BlockQ4_Kx8, repack_k4<BlockQ4_K, BlockQ4_Kx8>>(src, k, r0, r1,
-                                                                                             dst);
-    case DType::kQ5_K:
-      return repack_groups<BlockQ5_K, kQK_K, BlockQ5_Kx8, repack_k4<BlockQ5_K, BlockQ5_Kx8>>(src, k, r0, r1,
-                                                                                             dst);
-    case DType::kQ6_K: return repack_groups<BlockQ6_K, kQK_K, BlockQ6_Kx8, repack_q6_K>(src, k, r0, r1, dst);
-    case DType::kQ4_0:
-      return repack_groups<BlockQ4_0, kQK4_0, BlockQ4_0x8, repack_32<BlockQ4_0, BlockQ4_0x8>>(src, k, r0, r1,
-                                                                                              dst);
-    case DType::kQ5_0:
-      return repack_groups<BlockQ5_0, kQK5_0, BlockQ5_0x8, repack_32<BlockQ5_0, BlockQ5_0x8>>(src, k, r0, r1,
-                                                                                              dst);
-    case DType::kQ8_0:
-      return repack_groups<BlockQ8_0, kQK8_0, BlockQ8_0x8, repack_32<BlockQ8_0, BlockQ8_0x8>>(src, k, r0, r1,
-                                                                                              dst);
-    case DType::kMXFP4:
-      return repack_groups<BlockMXFP4, kQKMXFP4, BlockMXFP4x8, repack_32<BlockMXFP4, BlockMXFP4x8>>(
-          src, k, r0, r1, dst);
+    case DType::kQ2_K: return repack_groups<repack_k23<BlockQ2_K, BlockQ2_Kx8>>(src, nb, r0, r1, dst);
+    case DType::kQ3_K: return repack_groups<repack_k23<BlockQ3_K, BlockQ3_Kx8>>(src, nb, r0, r1, dst);
+    case DType::kQ4_K: return repack_groups<repack_k4<BlockQ4_K, BlockQ4_Kx8>>(src, nb, r0, r1, dst);
+    case DType::kQ5_K: return repack_groups<repack_k4<BlockQ5_K, BlockQ5_Kx8>>(src, nb, r0, r1, dst);
+    case DType::kQ6_K: return repack_groups<repack_q6_K>(src, nb, r0, r1, dst);
+    case DType::kQ4_0: return repack_groups<repack_32<BlockQ4_0, BlockQ4_0x8>>(src, nb, r0, r1, dst);
+    case DType::kQ4_1: return repack_groups<repack_32<BlockQ4_1, BlockQ4_1x8>>(src, nb, r0, r1, dst);
+    case DType::kQ5_0: return repack_groups<repack_32<BlockQ5_0, BlockQ5_0x8>>(src, nb, r0, r1, dst);
+    case DType::kQ5_1: return repack_groups<repack_32<BlockQ5_1, BlockQ5_1x8>>(src, nb, r0, r1, dst);
+    case DType::kQ8_0: return repack_groups<repack_32<BlockQ8_0, BlockQ8_0x8>>(src, nb, r0, r1, dst);
+    case DType::kMXFP4: return repack_groups<repack_32<BlockMXFP4, BlockMXFP4x8>>(src, nb, r0, r1, dst);
     default: PADDOCK_CHECK(false && "repack_rows: type has no interleaved layout");
   }
 }

@@ -110,6 +110,22 @@ struct BlockQ5_0x8 {
 };
 static_assert(sizeof(BlockQ5_0x8) == kRepackRows * sizeof(BlockQ5_0));
 
+// Q4_1 and Q5_1 x 8 rows: as Q4_0 and Q5_0, with each row's fp16 min in m[r].
+struct BlockQ4_1x8 {
+  uint16_t d[kRepackRows];
+  uint16_t m[kRepackRows];
+  uint8_t qs[kRepackRows * kQK4_1 / 2];
+};
+static_assert(sizeof(BlockQ4_1x8) == kRepackRows * sizeof(BlockQ4_1));
+
+struct BlockQ5_1x8 {
+  uint16_t d[kRepackRows];
+  uint16_t m[kRepackRows];
+  uint8_t qh[kRepackRows * 4];
+  uint8_t qs[kRepackRows * kQK5_1 / 2];
+};
+static_assert(sizeof(BlockQ5_1x8) == kRepackRows * sizeof(BlockQ5_1));
+
 // MXFP4 x 8 rows: the nibbles as in BlockQ4_0x8, each row's E8M0 exponent in e[r].
 struct BlockMXFP4x8 {
   uint8_t e[kRepackRows];
@@ -117,7 +133,8 @@ struct BlockMXFP4x8 {
 };
 static_assert(sizeof(BlockMXFP4x8) == kRepackRows * sizeof(BlockMXFP4));
 
-// Whether `t` has an interleaved layout (Q4_0, Q5_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_0, MXFP4).
+// Whether `t` has an interleaved layout (Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_0,
+// MXFP4).
 bool can_repack(DType t);
 // Bytes of the repacked [k, m] matrix: the same as the original's.
 size_t repacked_bytes(DType t, int64_t k, int64_t m);
