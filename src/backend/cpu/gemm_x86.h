@@ -75,7 +75,8 @@ PADDOCK_GEMM_INLINE __m256i dup_pairs(__m256i v, bool odd) {
 // lane), in the policy's sub-block sum type. scaled(acc, s): a sub-block sum times each row's
 // scale, as int32 lanes; s holds row r's scale in both int16 lanes 2r and 2r+1 (dup_pairs).
 // join(a, b): two sub-block sums added, in the sum type. scaled2(a, b, s): scaled(a, s) +
-// scaled(b, s). dot_i32(acc, u, s): int32 acc += 4 products of u and the signed bytes s per lane.
+// scaled(b, s). widened2(a, b): two sub-block sums as one int32 sum, unscaled. dot_i32(acc, u,
+// s): int32 acc += 4 products of u and the signed bytes s per lane.
 struct Maddubs {
   static constexpr int kChains = 1;           // see k4_nibble
   static constexpr bool kOffsetQ8_0 = false;  // see step_dot
@@ -88,6 +89,9 @@ struct Maddubs {
   // Two int16 sums under one scale: each widened on its own, as together they could overflow.
   PADDOCK_GEMM_INLINE static __m256i scaled2(__m256i a, __m256i b, __m256i s) {
     return _mm256_add_epi32(scaled(a, s), scaled(b, s));
+  }
+  PADDOCK_GEMM_INLINE static __m256i widened2(__m256i a, __m256i b) {
+    return scaled2(a, b, _mm256_set1_epi16(1));
   }
   PADDOCK_GEMM_INLINE static __m256i dot_i32(__m256i acc, __m256i u, __m256i s) {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
@@ -112,6 +116,7 @@ struct Vnni {
   PADDOCK_GEMM_INLINE static __m256i scaled2(__m256i a, __m256i b, __m256i s) {
     return scaled(join(a, b), s);
   }
+  PADDOCK_GEMM_INLINE static __m256i widened2(__m256i a, __m256i b) { return join(a, b); }  // int32 already
   PADDOCK_GEMM_INLINE static __m256i dot_i32(__m256i acc, __m256i u, __m256i s) {
     return D::dpbusd(acc, u, s);
   }
@@ -296,10 +301,11 @@ PADDOCK_GEMM_INLINE void k16_steps(const Block8& b, int p, int u, __m256i (&v)[4
                            _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
   } else {
     const __m256i low = load256(b.qs + 32 * (2 * p + u));
+    [[maybe_unused]] __m256i third;  // Q3_K: the pair's third bits, bit t + 4u for step t
+    if constexpr (std::is_same_v<Block8, BlockQ3_Kx8>) third = load256(b.hm + 32 * p);
     for (int t = 0; t < 4; ++t) {
       v[t] = _mm256_and_si256(_mm256_srli_epi16(low, 2 * t), _mm256_set1_epi8(3));
-      if constexpr (std::is_same_v<Block8, BlockQ3_Kx8>) {  // the pair's third bits: bit t + 4u
-        const __m256i third = load256(b.hm + 32 * p);
+      if constexpr (std::is_same_v<Block8, BlockQ3_Kx8>) {
         const int bit = t + 4 * u;
         const __m256i at = bit >= 2 ? _mm256_srli_epi16(third, bit - 2) : _mm256_slli_epi16(third, 2 - bit);
         v[t] = _mm256_or_si256(v[t], _mm256_and_si256(at, _mm256_set1_epi8(4)));
@@ -512,9 +518,8 @@ PADDOCK_GEMM_INLINE void minned_n(int64_t k, const void* w, const void* y, size_
     }
     const __m256 d = load_halves(b.d);
     const __m256 m = load_halves(b.m);
-    const __m256i ones = _mm256_set1_epi16(1);
     for (int j = 0; j < NY; ++j) {
-      const __m256i sum = P::scaled2(sumi[0][j], sumi[1][j], ones);
+      const __m256i sum = P::widened2(sumi[0][j], sumi[1][j]);
       acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(_cvtsh_ss(yb[j][i].d))),
                                _mm256_cvtepi32_ps(sum), acc[j]);
       acc[j] = _mm256_fmadd_ps(m, _mm256_set1_ps(_cvtsh_ss(yb[j][i].s)), acc[j]);
